@@ -1,0 +1,89 @@
+// Storage: where an array's files live, behind ranged reads and listing.
+// Paths are relative to the storage root ("__schema/__1_1_abc"), '/'-separated,
+// never absolute and never containing "..". Local files today; an object
+// store can implement the same interface later.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/util/bytes.h"
+#include "core/util/result.h"
+
+namespace tiledbfs::core {
+
+struct DirEntry {
+  std::string name;
+  bool is_dir = false;
+  uint64_t size = 0;  // files only
+};
+
+class Storage {
+ public:
+  virtual ~Storage() = default;
+
+  // Reads exactly n bytes at offset. Errors: kNotFound (no such file), kIo,
+  // kCorrupt if the file is shorter than offset + n ("truncated").
+  virtual Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const = 0;
+  // Size of a file. kNotFound if missing.
+  virtual Result<uint64_t> Size(const std::string& path) const = 0;
+  // Entries of a directory, sorted by name; kNotFound if it does not exist.
+  virtual Result<std::vector<DirEntry>> List(const std::string& dir) const = 0;
+  // Whether a file or directory exists.
+  virtual bool Exists(const std::string& path) const = 0;
+  virtual bool IsDir(const std::string& path) const = 0;
+  // A human-readable location of the root, for messages ("/data/my_array").
+  virtual std::string root() const = 0;
+
+  // The whole file.
+  Result<ByteVec> ReadAll(const std::string& path) const;
+};
+
+// Joins storage-relative paths: JoinPath("__fragments", "x") == "__fragments/x".
+std::string JoinPath(const std::string& a, const std::string& b);
+
+// Local directory. Files reached through a symlink that resolves outside the
+// root are refused (kNotFound), so a mount never shows anything outside the
+// array.
+class LocalStorage final : public Storage {
+ public:
+  // Fails with kNotFound if root is not a directory.
+  static Result<std::shared_ptr<LocalStorage>> Open(const std::string& root);
+
+  Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const override;
+  Result<uint64_t> Size(const std::string& path) const override;
+  Result<std::vector<DirEntry>> List(const std::string& dir) const override;
+  bool Exists(const std::string& path) const override;
+  bool IsDir(const std::string& path) const override;
+  std::string root() const override { return root_; }
+
+ private:
+  explicit LocalStorage(std::string root, std::string real_root)
+      : root_(std::move(root)), real_root_(std::move(real_root)) {}
+  // Absolute path, or an error if path is malformed or escapes the root.
+  Result<std::string> Resolve(const std::string& path) const;
+
+  std::string root_;
+  std::string real_root_;
+};
+
+// In-memory files, for tests and fuzzing. Directories are implied by paths.
+class MemoryStorage final : public Storage {
+ public:
+  void Put(const std::string& path, ByteVec data);
+
+  Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const override;
+  Result<uint64_t> Size(const std::string& path) const override;
+  Result<std::vector<DirEntry>> List(const std::string& dir) const override;
+  bool Exists(const std::string& path) const override;
+  bool IsDir(const std::string& path) const override;
+  std::string root() const override { return "<memory>"; }
+
+ private:
+  std::vector<std::pair<std::string, ByteVec>> files_;  // sorted by path
+  const ByteVec* Find(const std::string& path) const;
+};
+
+}  // namespace tiledbfs::core

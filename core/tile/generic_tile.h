@@ -1,0 +1,60 @@
+// Generic tiles: a tile with a header, used for every metadata structure
+// (schema, fragment metadata sections, commit lists, array metadata, groups).
+// Spec: format_spec/generic_tile.md.
+//
+//   offset  type     field                  since
+//   0       uint32   version number
+//   4       uint64   persisted size         (bytes of tile data on disk)
+//   12      uint64   tile size              (bytes after unfiltering)
+//   20      uint8    datatype
+//   21      uint64   cell size
+//   29      uint8    encryption type        (0 none, 1 AES-256-GCM)
+//   30      uint32   filter pipeline size
+//   34      ...      filter pipeline, then `persisted size` bytes of tile data
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/filters/filter_pipeline.h"
+#include "core/storage/storage.h"
+
+namespace tiledbfs::core {
+
+struct GenericTileHeader {
+  uint32_t version = 0;
+  uint64_t persisted_size = 0;
+  uint64_t tile_size = 0;
+  Datatype datatype = Datatype::kUInt8;
+  uint64_t cell_size = 1;
+  uint8_t encryption_type = 0;
+  uint32_t filter_pipeline_size = 0;
+  FilterPipeline filters;
+  uint64_t header_size = 0;  // bytes from the start of the tile to its data
+};
+
+constexpr uint64_t kGenericTileFixedHeaderSize = 34;
+
+// Parses a header at the reader's position. kCorrupt on truncation or bad
+// fields; kUnsupported for an unknown encryption type or filter.
+Result<GenericTileHeader> ParseGenericTileHeader(ByteReader& r, const Limits& limits);
+
+struct GenericTile {
+  ByteVec data;             // unfiltered payload, exactly header.tile_size bytes
+  uint64_t disk_size = 0;   // header + persisted bytes: where the next tile starts
+};
+
+// Decodes the generic tile at the start of `bytes` (which may extend past it).
+// `file` and `file_offset` name it in errors. An encrypted tile needs `key`
+// (kKey if missing or wrong).
+Result<GenericTile> DecodeGenericTile(Bytes bytes, const std::string& file, uint64_t file_offset,
+                                      const EncryptionKey* key,
+                                      const Limits& limits = DefaultLimits());
+
+// Reads the header, then exactly the persisted bytes, from storage, and
+// decodes. Errors carry `path` as context.
+Result<GenericTile> ReadGenericTile(const Storage& storage, const std::string& path,
+                                    uint64_t offset, const EncryptionKey* key,
+                                    const Limits& limits = DefaultLimits());
+
+}  // namespace tiledbfs::core

@@ -1,0 +1,70 @@
+// The namespace of a mounted array or group (../shared/NAMESPACE.md) as a
+// tree of directories and files, with no libfuse in sight: the FUSE adapter
+// and tiledbfs-view both render it. Paths are relative to the root, without
+// a leading slash ("" is the root, "attributes/a.bin"). A Tree is an
+// ordinary object: a test can build two in one process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/filters/filter_pipeline.h"
+#include "core/util/result.h"
+
+namespace tiledbfs::fusefs {
+
+using core::Result;
+
+enum class NodeType { kDirectory, kFile };
+
+struct NodeAttr {
+  NodeType type = NodeType::kFile;
+  uint64_t size = 0;        // files: exactly the bytes a full read returns
+  int64_t mtime_ms = 0;     // the view's instant (a fragment: its end timestamp)
+  bool immutable = false;   // history views and pinned timestamps: never change
+};
+
+struct DirEntryAttr {
+  std::string name;
+  NodeAttr attr;
+};
+
+// An open file: a snapshot taken at open; reads of it never change.
+class OpenFile {
+ public:
+  virtual ~OpenFile() = default;
+  virtual uint64_t size() const = 0;
+  // Copies up to out.size() bytes at offset; returns the count (less only
+  // at end of file). Errors: kCorrupt/kIo etc. from decoding.
+  virtual Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) = 0;
+};
+
+struct TreeOptions {
+  std::optional<int64_t> timestamp_ms;     // pin the root view (-o timestamp=T)
+  std::optional<core::EncryptionKey> key;  // -o key_file=PATH
+  uint64_t cache_bytes = uint64_t{256} << 20;
+};
+
+class Tree {
+ public:
+  virtual ~Tree() = default;
+  virtual Result<NodeAttr> GetAttr(const std::string& path) = 0;
+  // Entries of a directory, in a stable order. kNotFound / kInvalidArgument
+  // (not a directory).
+  virtual Result<std::vector<DirEntryAttr>> List(const std::string& path) = 0;
+  virtual Result<std::unique_ptr<OpenFile>> Open(const std::string& path) = 0;
+};
+
+// Opens an array or a group folder and checks it can be read (schema parses,
+// key works). Errors: kNotFound (not an array or group), kKey, kCorrupt...
+Result<std::unique_ptr<Tree>> OpenTree(const std::string& source, const TreeOptions& options);
+
+// Error code -> errno, one table for every frontend (STYLE.md 8).
+int ErrnoFor(const core::Error& e);
+
+}  // namespace tiledbfs::fusefs
