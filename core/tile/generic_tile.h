@@ -34,19 +34,34 @@ struct GenericTileHeader {
 };
 
 constexpr uint64_t kGenericTileFixedHeaderSize = 34;
+// The newest format version a generic tile may carry (TileDB's
+// constants::format_version at the time of writing).
+constexpr uint32_t kMaxGenericTileVersion = 23;
+
+// Encryption type byte (TileDB EncryptionType): 0 none, 1 AES-256-GCM. An
+// AES-256-GCM tile lists the encryption filter (type 11, no options) as the
+// last filter of its own pipeline; each chunk carries its IVs and tags in the
+// chunk metadata (see core/filters/encryption.cc).
+constexpr uint8_t kGenericTileNoEncryption = 0;
+constexpr uint8_t kGenericTileAes256Gcm = 1;
 
 // Parses a header at the reader's position. kCorrupt on truncation or bad
-// fields; kUnsupported for an unknown encryption type or filter.
+// fields (unknown datatype, a pipeline that disagrees with the encryption
+// type, a pipeline longer or shorter than its stated size); kUnsupported for
+// an unknown encryption type or filter, or a version newer than
+// kMaxGenericTileVersion; kOutOfMemory when the tile size exceeds
+// limits.max_metadata_bytes.
 Result<GenericTileHeader> ParseGenericTileHeader(ByteReader& r, const Limits& limits);
 
 struct GenericTile {
-  ByteVec data;             // unfiltered payload, exactly header.tile_size bytes
-  uint64_t disk_size = 0;   // header + persisted bytes: where the next tile starts
+  ByteVec data;            // unfiltered payload, exactly header.tile_size bytes
+  uint64_t disk_size = 0;  // header + persisted bytes: where the next tile starts
 };
 
 // Decodes the generic tile at the start of `bytes` (which may extend past it).
 // `file` and `file_offset` name it in errors. An encrypted tile needs `key`
-// (kKey if missing or wrong).
+// (kKey if missing or wrong); a key given for an unencrypted tile is unused.
+// The chunks must add up to exactly the header's tile size.
 Result<GenericTile> DecodeGenericTile(Bytes bytes, const std::string& file, uint64_t file_offset,
                                       const EncryptionKey* key,
                                       const Limits& limits = DefaultLimits());

@@ -1,0 +1,112 @@
+// BYTESHUFFLE and BITSHUFFLE (tile.md "Byteshuffle Filter", "Bitshuffle
+// Filter"). TileDB runs them through c-blosc2's (bit)shuffle; the layouts,
+// written here from their definition:
+//   metadata: uint32 parts, uint32 length of each part; the rest of the
+//             metadata belongs to the next stage
+//   data:     the shuffled parts, same lengths as the originals.
+// Byteshuffle of n values of s bytes stores byte j of value i at j*n + i;
+// bytes past the last whole value stay in place.
+// Bitshuffle works on blocks of at most 8192 bytes; in a block of n values of
+// s bytes, the first n8 = n - n % 8 values are stored as 8*s rows of n8 bits
+// (row 8*j + b holds bit b of byte j of each value, value i at bit i % 8 of
+// byte i / 8 of the row); the bytes past them stay in place. A part whose
+// length is not a multiple of 8 and of the value size is stored as is.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "core/filters/filter_stage.h"
+
+namespace tiledbfs::core::filters {
+
+namespace {
+
+constexpr uint64_t kBitshuffleBlock = 8192;
+
+void ByteUnshuffle(const uint8_t* src, uint64_t size, uint64_t ts, uint8_t* dst) {
+  const uint64_t n = ts == 0 ? 0 : size / ts;
+  if (ts <= 1 || n == 0) {
+    std::memcpy(dst, src, size);
+    return;
+  }
+  for (uint64_t j = 0; j < ts; ++j) {
+    for (uint64_t i = 0; i < n; ++i) dst[i * ts + j] = src[j * n + i];
+  }
+  std::memcpy(dst + n * ts, src + n * ts, size - n * ts);
+}
+
+void BitUnshuffleBlock(const uint8_t* src, uint64_t size, uint64_t ts, uint8_t* dst) {
+  uint64_t n = size / ts;
+  n -= n % 8;
+  const uint64_t row = n / 8;  // bytes per bit row
+  std::memset(dst, 0, n * ts);
+  for (uint64_t j = 0; j < ts; ++j) {
+    for (uint64_t b = 0; b < 8; ++b) {
+      const uint8_t* r = src + (j * 8 + b) * row;
+      for (uint64_t k = 0; k < row; ++k) {
+        uint8_t bits = r[k];
+        if (bits == 0) continue;
+        for (uint64_t m = 0; m < 8; ++m) {
+          dst[(k * 8 + m) * ts + j] |= static_cast<uint8_t>(((bits >> m) & 1) << b);
+        }
+      }
+    }
+  }
+  std::memcpy(dst + n * ts, src + n * ts, size - n * ts);
+}
+
+template <class Unshuffle>
+Result<StageOutput> ReverseShuffle(const StageContext& ctx, Bytes metadata, Bytes data,
+                                   std::string_view name, Unshuffle unshuffle) {
+  ByteReader md(metadata);
+  ASSIGN_OR_RETURN(uint32_t parts, md.Read<uint32_t>(fmt::format("{}: number of parts", name)));
+  if (parts > md.remaining() / 4) {
+    return md.Corrupt(fmt::format("{}: parts", name),
+                      fmt::format("{} parts cannot fit in {} bytes", parts, md.remaining()));
+  }
+  ByteReader in(data);
+  StageOutput out;
+  if (data.size() > ctx.capacity) {
+    return Error::Corrupt(
+        fmt::format("{}: {} bytes exceed the expected {}", name, data.size(), ctx.capacity));
+  }
+  out.data.resize(data.size());
+  uint64_t at = 0;
+  for (uint32_t p = 0; p < parts; ++p) {
+    ASSIGN_OR_RETURN(uint32_t len, md.Read<uint32_t>(fmt::format("{}: part length", name)));
+    ASSIGN_OR_RETURN(Bytes src, in.ReadBytes(len, fmt::format("{}: part {}", name, p)));
+    unshuffle(src.data(), len, out.data.data() + at);
+    at += len;
+  }
+  if (!in.empty()) {
+    return in.Corrupt(name, fmt::format("{} bytes after the parts", in.remaining()));
+  }
+  out.metadata.assign(md.rest().begin(), md.rest().end());
+  return out;
+}
+
+}  // namespace
+
+Result<StageOutput> ReverseByteshuffle(const StageContext& ctx, Bytes metadata, Bytes data) {
+  const uint64_t ts = DatatypeSize(ctx.type);
+  return ReverseShuffle(
+      ctx, metadata, data, "BYTESHUFFLE",
+      [ts](const uint8_t* src, uint64_t size, uint8_t* dst) { ByteUnshuffle(src, size, ts, dst); });
+}
+
+Result<StageOutput> ReverseBitshuffle(const StageContext& ctx, Bytes metadata, Bytes data) {
+  const uint64_t ts = DatatypeSize(ctx.type);
+  return ReverseShuffle(ctx, metadata, data, "BITSHUFFLE",
+                        [ts](const uint8_t* src, uint64_t size, uint8_t* dst) {
+                          if (ts == 0 || size % ts != 0 || size % 8 != 0) {
+                            std::memcpy(dst, src, size);
+                            return;
+                          }
+                          for (uint64_t at = 0; at < size; at += kBitshuffleBlock) {
+                            uint64_t block = std::min(kBitshuffleBlock, size - at);
+                            BitUnshuffleBlock(src + at, block, ts, dst + at);
+                          }
+                        });
+}
+
+}  // namespace tiledbfs::core::filters
