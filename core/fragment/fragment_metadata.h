@@ -5,13 +5,18 @@
 // counts, processed conditions) is loaded lazily, once, on first use.
 // Spec: format_spec/fragment.md, format_spec/consolidated_fragment_metadata_file.md.
 //
-// Footer (a plain blob at the end of the file; see fragment.md for the table):
-//   version uint32; schema name (10+); dense; null NED flag; NED (MBR);
-//   sparse tile num; last tile cell num; has timestamps (14+);
-//   has delete meta (15+); file sizes, var sizes, validity sizes (7+);
-//   section offsets; processed conditions offset (16+);
-//   optional sections (23+); footer length uint64 (always since 10; before
-//   10 only when a dimension is var-sized).
+// Pieces, one header each:
+//   fragment_footer.h             the footer (3+), field indexing, predicates
+//   fragment_sections.h           the lazily loaded generic tiles
+//   legacy_fragment_metadata.h    the whole-file metadata of formats 1-2
+//   consolidated_fragment_meta.h  __fragment_meta/*.meta files
+//   dense_tile_grid.h             which space tiles a dense fragment stores
+//
+// Locating the footer in __fragment_metadata.tdb: from 10 on, and before 10
+// when a dimension is var-sized, the file ends with the footer's length
+// (uint64); otherwise (3-9, all dimensions fixed) the size is computed from
+// the schema. Which rule applies before the footer is read comes from the
+// version in the fragment's folder name.
 #pragma once
 
 #include <cstdint>
@@ -22,92 +27,39 @@
 #include <string>
 #include <vector>
 
-#include "core/schema/array_schema.h"
 #include "core/directory/timestamped_name.h"
+#include "core/fragment/consolidated_fragment_meta.h"
+#include "core/fragment/dense_tile_grid.h"
+#include "core/fragment/fragment_footer.h"
+#include "core/fragment/fragment_sections.h"
+#include "core/schema/array_schema.h"
 #include "core/storage/storage.h"
 
 namespace tiledbfs::core {
 
-inline bool HasValiditySections(uint32_t v) { return v >= 7; }
-inline bool HasNumberedDataFiles(uint32_t v) { return v >= 9; }
-inline bool HasSchemaName(uint32_t v) { return v >= 10; }
-inline bool HasTileMetadata(uint32_t v) { return v >= 11; }
-inline bool HasTimestampsFlag(uint32_t v) { return v >= 14; }
-inline bool HasDeleteMetaFlag(uint32_t v) { return v >= 15; }
-inline bool HasProcessedConditions(uint32_t v) { return v >= 16; }
-inline bool HasOptionalSections(uint32_t v) { return v >= 23; }
-
-// A stored field of a fragment. Footer arrays and data file names are
-// indexed by FragmentMetadata::FieldIndex(field).
-struct FieldRef {
-  enum class Kind { kAttribute, kDimension, kCoords, kTimestamps, kDeleteTimestamps,
-                    kDeleteConditionIndex };
-  Kind kind = Kind::kAttribute;
-  uint32_t index = 0;  // attribute or dimension index in the fragment's schema
-
-  static FieldRef Attribute(uint32_t i) { return {Kind::kAttribute, i}; }
-  static FieldRef Dimension(uint32_t i) { return {Kind::kDimension, i}; }
-  static FieldRef Timestamps() { return {Kind::kTimestamps, 0}; }
-  static FieldRef DeleteTimestamps() { return {Kind::kDeleteTimestamps, 0}; }
-  static FieldRef DeleteConditionIndex() { return {Kind::kDeleteConditionIndex, 0}; }
-  static FieldRef Coords() { return {Kind::kCoords, 0}; }
-};
-
-struct FragmentFooter {
-  uint32_t version = 0;
-  std::string array_schema_name;
-  bool dense = false;
-  bool null_non_empty_domain = false;
-  std::vector<Range> non_empty_domain;  // one per dimension
-  uint64_t sparse_tile_num = 0;
-  uint64_t last_tile_cell_num = 0;
-  bool has_timestamps = false;
-  bool has_delete_meta = false;
-  std::vector<uint64_t> file_sizes;           // per field index
-  std::vector<uint64_t> file_var_sizes;       // per field index
-  std::vector<uint64_t> file_validity_sizes;  // per field index
-  uint64_t rtree_offset = 0;
-  std::vector<uint64_t> tile_offsets_offsets;
-  std::vector<uint64_t> tile_var_offsets_offsets;
-  std::vector<uint64_t> tile_var_sizes_offsets;
-  std::vector<uint64_t> tile_validity_offsets_offsets;
-  std::vector<uint64_t> tile_min_offsets;
-  std::vector<uint64_t> tile_max_offsets;
-  std::vector<uint64_t> tile_sum_offsets;
-  std::vector<uint64_t> tile_null_count_offsets;
-  uint64_t fragment_min_max_sum_null_count_offset = 0;
-  uint64_t processed_conditions_offset = 0;
-  uint64_t footer_size = 0;  // bytes of the footer including its length field
-};
-
-// Per-tile statistics of one field (format 11+).
-struct TileStats {
-  std::vector<ByteVec> mins, maxs;  // per tile; var fields: the value bytes
-  std::vector<uint64_t> sums;       // per tile (bytes of int64/uint64/double)
-  std::vector<uint64_t> null_counts;
-};
-
-// Fragment-level min, max, sum, null count of one field.
-struct FragmentStats {
-  ByteVec min, max;
-  uint64_t sum = 0;
-  uint64_t null_count = 0;
-};
+inline constexpr const char* kFragmentMetadataFile = "__fragment_metadata.tdb";
 
 class FragmentMetadata {
  public:
   // Loads the footer of `fragment_dir` (storage-relative, e.g.
   // "__fragments/__1_1_abc_22" or a legacy "__1_1_abc_5"). `schemas` maps
-  // schema names to schemas; fragments older than 10 use `legacy_schema`
-  // (the one named "__array_schema.tdb"). Errors carry the file path.
+  // schema names to schemas; fragments older than 10 use the one named
+  // "__array_schema.tdb" (kLegacySchemaName). The footer's version and
+  // schema name are read first, then the schema is looked up, then the rest
+  // is parsed. Formats 1-2 read the whole (legacy) file, sections included.
+  // Errors carry the file path: kNotFound (no metadata file, or the schema
+  // is not in `schemas`), kCorrupt, kUnsupported (version > 23), kKey, kIo.
   static Result<std::shared_ptr<FragmentMetadata>> Load(
       std::shared_ptr<const Storage> storage, const std::string& fragment_dir,
       const TimestampedName& name,
       const std::map<std::string, std::shared_ptr<const ArraySchema>>& schemas,
       const EncryptionKey* key, const Limits& limits = DefaultLimits());
 
-  // Same, but the footer comes from a consolidated metadata file (bytes
-  // already read); lazy sections still come from the fragment's own file.
+  // Same, but the footer comes from a consolidated metadata file
+  // (ConsolidatedFooter::footer: the footer fields without length field,
+  // possibly followed by other bytes); lazy sections still come from the
+  // fragment's own file. `footer_file_offset` only names the footer in
+  // messages. kInvalidArgument for a format 1-2 fragment (never consolidated).
   static Result<std::shared_ptr<FragmentMetadata>> FromFooter(
       std::shared_ptr<const Storage> storage, const std::string& fragment_dir,
       const TimestampedName& name, Bytes footer, uint64_t footer_file_offset,
@@ -121,38 +73,63 @@ class FragmentMetadata {
   std::shared_ptr<const ArraySchema> schema_ptr() const { return schema_; }
   uint32_t version() const { return footer_.version; }
   bool dense() const { return footer_.dense; }
+  // Whether the footer came from a consolidated fragment metadata file.
+  bool has_consolidated_footer() const { return has_consolidated_footer_; }
+  // Path of __fragment_metadata.tdb.
+  std::string metadata_file() const;
 
   // Number of data tiles. Dense: tiles covering the non-empty domain
-  // expanded to tile boundaries; sparse: the footer's count.
+  // expanded to tile boundaries (0 if the domain is null); sparse: the
+  // footer's count.
   uint64_t tile_num() const;
   // Cells in tile i: dense: cells per tile; sparse: capacity, last tile
   // last_tile_cell_num.
   uint64_t TileCellNum(uint64_t tile) const;
-  // Total cells stored (dense: tile_num * cells per tile).
+  // Total cells stored (dense: tile_num * cells per tile, as TileDB counts;
+  // sparse: (tile_num - 1) * capacity + last_tile_cell_num).
   uint64_t cell_num() const;
+  // Dense fragments: the tile grid (empty grid when the domain is null).
+  const DenseTileGrid& dense_grid() const { return grid_; }
 
+  // Number of fields N the footer arrays hold (see fragment_footer.h).
+  uint64_t FieldCount() const;
   // Footer index of a field, or -1 if the fragment does not store it.
   int FieldIndex(FieldRef f) const;
-  // Storage paths of a field's data files (fixed or offsets; var; validity).
+  // Storage paths of a field's data files (fixed or offsets; var; validity);
+  // "" when FieldIndex(f) is -1.
   std::string DataFile(FieldRef f) const;
   std::string VarFile(FieldRef f) const;
   std::string ValidityFile(FieldRef f) const;
 
-  // Lazily loaded sections. Thread-safe; each loads once. Pointers stay
-  // valid for the life of this object.
+  // Bytes of the fragment as TileDB's fragment info reports them: the
+  // footer's file sizes, var sizes and validity sizes plus the size of
+  // __fragment_metadata.tdb (read from storage once when the footer came
+  // from a consolidated file).
+  Result<uint64_t> FragmentSize() const;
+
+  // Lazily loaded sections. Thread-safe; each loads once (a failed load is
+  // retried on the next call). Pointers stay valid for the life of this
+  // object. Errors: kNotFound (the fragment does not store the field, or
+  // the section does not exist in this format version), kCorrupt, kKey, kIo.
+  // Tile offsets hold tile_num() entries (TileDB writes zeros for a slot
+  // without data: dimensions of dense fragments, coords 5+), or none.
   Result<const std::vector<uint64_t>*> TileOffsets(FieldRef f) const;
   Result<const std::vector<uint64_t>*> TileVarOffsets(FieldRef f) const;
   Result<const std::vector<uint64_t>*> TileVarSizes(FieldRef f) const;
-  Result<const std::vector<uint64_t>*> TileValidityOffsets(FieldRef f) const;
+  Result<const std::vector<uint64_t>*> TileValidityOffsets(FieldRef f) const;  // 7+
   // The R-tree's leaf level: one MBR (a Range per dimension) per tile.
+  // Dense fragments usually have none.
   Result<const std::vector<std::vector<Range>>*> Mbrs() const;
-  Result<const TileStats*> Stats(FieldRef f) const;                  // 11+
-  Result<const std::vector<FragmentStats>*> FragmentStatistics() const;  // 11+
-  Result<const std::vector<std::string>*> ProcessedConditions() const;   // 16+
+  Result<const TileStats*> Stats(FieldRef f) const;                      // 11+
+  Result<const std::vector<FragmentStats>*> FragmentStatistics() const;  // 12+
+  // Delete/update conditions already applied to this fragment (empty
+  // before 16).
+  Result<const std::vector<std::string>*> ProcessedConditions() const;
 
   // On-disk byte range [offset, offset + size) of tile i in the field's
   // fixed/offsets file, var file or validity file (size from the next tile's
-  // offset, or the file size for the last tile), checked against the file size.
+  // offset, or the file size for the last tile), checked against the file
+  // size from the footer. kInvalidArgument if tile >= the tile count.
   struct TileLocation {
     uint64_t offset = 0;
     uint64_t size = 0;
@@ -166,7 +143,20 @@ class FragmentMetadata {
 
  private:
   FragmentMetadata() = default;
-  struct Lazy;  // lazily loaded sections, guarded by mu_
+  struct Lazy;  // lazily loaded sections, one lock per section
+
+  static Result<std::shared_ptr<FragmentMetadata>> LoadLegacy(
+      std::shared_ptr<const Storage> storage, const std::string& fragment_dir,
+      const TimestampedName& name,
+      const std::map<std::string, std::shared_ptr<const ArraySchema>>& schemas,
+      const EncryptionKey* key, const Limits& limits);
+  // Sets the schema, grid and lazy slots after footer_ is parsed.
+  Status Init();
+  std::string FieldFileBase(FieldRef f) const;
+  Result<int> CheckedIndex(FieldRef f) const;
+  Result<ByteVec> ReadSection(uint64_t offset, std::string_view what) const;
+  Result<TileLocation> Locate(const std::vector<uint64_t>& offsets, uint64_t file_size,
+                              uint64_t tile, std::string_view what, FieldRef f) const;
 
   std::shared_ptr<const Storage> storage_;
   std::string dir_;
@@ -174,16 +164,15 @@ class FragmentMetadata {
   FragmentFooter footer_;
   std::shared_ptr<const ArraySchema> schema_;
   const EncryptionKey* key_ = nullptr;
-  const Limits* limits_ = &DefaultLimits();
-  mutable std::mutex mu_;
+  Limits limits_;
+  bool has_consolidated_footer_ = false;
+  // Offset of the footer in __fragment_metadata.tdb (sections lie before
+  // it); unknown (nullopt) when the footer came from a consolidated file.
+  std::optional<uint64_t> footer_offset_;
+  DenseTileGrid grid_;
+  mutable std::mutex mu_;  // guards meta_file_size_
+  mutable std::optional<uint64_t> meta_file_size_;
   mutable std::shared_ptr<Lazy> lazy_;
 };
-
-// Parses a footer given its bytes (exactly the footer, length field
-// included) and the schema it refers to. `version_hint` is the version from
-// the fragment's name, needed before 10 (see fragment.md). Errors: kCorrupt,
-// kUnsupported (version newer than 23).
-Result<FragmentFooter> ParseFragmentFooter(Bytes footer, uint64_t file_offset,
-                                           const ArraySchema& schema, uint32_t version_hint);
 
 }  // namespace tiledbfs::core

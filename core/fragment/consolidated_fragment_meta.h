@@ -1,0 +1,48 @@
+// Consolidated fragment metadata: __fragment_meta/<timestamped name>.meta
+// (legacy: <name>.meta in the array folder), one generic tile whose payload
+// gathers the footers of several fragments.
+// Spec: format_spec/consolidated_fragment_metadata_file.md.
+//
+//   field                 type       note
+//   fragment num          uint32     (missing from the spec's table)
+//   per fragment:
+//     name size           uint64
+//     name                char[]     folder name (9+); absolute URI before 9
+//     footer offset       uint64     from the start of the payload
+//   footers               Footer[]   each without its length field
+//
+// Fragments older than 3 have no footer and are never listed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/filters/filter_pipeline.h"
+#include "core/storage/storage.h"
+#include "core/util/limits.h"
+
+namespace tiledbfs::core {
+
+struct ConsolidatedFooter {
+  std::string name;           // as stored (an absolute URI before format 9)
+  std::string fragment_name;  // its last path component: the fragment folder name
+  uint64_t offset = 0;        // of the footer in the payload
+  // The footer: from `offset` up to the next footer's offset (or the end of
+  // the payload). FragmentMetadata::FromFooter parses it.
+  ByteVec footer;
+};
+
+// Parses the unfiltered payload. Errors: kCorrupt (truncated, a count or a
+// name larger than the bytes present, an offset inside the name table or
+// past the end, trailing garbage is allowed only as part of the last footer).
+Result<std::vector<ConsolidatedFooter>> ParseConsolidatedFragmentMeta(
+    Bytes payload, uint64_t file_offset = 0, const Limits& limits = DefaultLimits());
+
+// Reads and decodes the generic tile at `path`, then parses it. Errors carry
+// the path.
+Result<std::vector<ConsolidatedFooter>> LoadConsolidatedFragmentMeta(
+    const Storage& storage, const std::string& path, const EncryptionKey* key,
+    const Limits& limits = DefaultLimits());
+
+}  // namespace tiledbfs::core
