@@ -1,0 +1,92 @@
+// CSV as NAMESPACE.md defines it for data.csv, <field>.txt and tiles.csv:
+// comma-separated, LF line ends, RFC 4180 quoting (a field holding `,` `"`
+// CR or LF is quoted, quotes doubled), an empty string is `""`, a null is an
+// empty unquoted field. Values follow value_text.h.
+//
+// Streaming: a table is rendered in pieces. CsvTable renders any range of
+// rows; CsvLayout (one render pass that keeps nothing but one byte offset
+// every `rows_per_checkpoint` rows) gives the exact file size and lets
+// ReadCsvRange produce the bytes [offset, offset + size) of the file by
+// rendering only the rows that overlap it. The size of rendered text is not
+// knowable without rendering (numbers have variable widths), so the layout
+// pass is the one full pass.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/read/column.h"
+#include "core/schema/array_schema.h"
+#include "core/util/result.h"
+
+namespace tiledbfs::fusefs {
+
+// Appends `text` as one CSV field: as it is, or quoted with quotes doubled
+// when it holds , " CR or LF or is empty. (A null is no call at all.)
+void AppendCsvField(std::string& out, std::string_view text);
+// True if AppendCsvField would quote `text`.
+bool CsvNeedsQuotes(std::string_view text);
+
+// Appends cell i of c as a CSV field: nothing for a null, else the quoted
+// or bare text of AppendCellText. `scratch` is reused between calls to avoid
+// allocations.
+void AppendCsvCell(std::string& out, const core::Column& c, uint64_t i,
+                   const core::Enumeration* enumeration, std::string& scratch);
+
+// One column of a table and, for an attribute with an enumeration, the
+// enumeration whose labels it prints. Both pointers must outlive the table.
+struct CsvColumn {
+  const core::Column* column = nullptr;
+  const core::Enumeration* enumeration = nullptr;
+};
+
+// Rows over columns of equal cell_count: data.csv (header row of the column
+// names, then one row per cell) or <field>.txt (one column, no header).
+class CsvTable {
+ public:
+  // Errors: kInvalidArgument if there is no column, a column is null or
+  // inconsistent (CheckColumn), or the cell counts differ.
+  static core::Result<CsvTable> Make(std::vector<CsvColumn> columns, bool header);
+
+  uint64_t row_count() const { return rows_; }
+  bool has_header() const { return header_; }
+
+  // Appends the header line (names as CSV fields, then LF); nothing for a
+  // table without header.
+  void AppendHeader(std::string& out) const;
+  // Appends rows [first, last), each ending with LF. last is clamped to
+  // row_count().
+  void AppendRows(std::string& out, uint64_t first, uint64_t last) const;
+
+ private:
+  CsvTable(std::vector<CsvColumn> columns, bool header, uint64_t rows)
+      : columns_(std::move(columns)), header_(header), rows_(rows) {}
+  std::vector<CsvColumn> columns_;
+  bool header_;
+  uint64_t rows_;
+};
+
+// Where each piece of a rendered table lies in the file.
+struct CsvLayout {
+  uint64_t header_size = 0;
+  uint64_t total_size = 0;  // the file's exact size
+  uint64_t rows_per_checkpoint = 0;
+  // checkpoints[j]: byte offset in the file where row j * rows_per_checkpoint
+  // starts; checkpoints.back() == total_size for the end.
+  std::vector<uint64_t> checkpoints;
+};
+
+// One render pass over the whole table, keeping only the checkpoints
+// (rows_per_checkpoint of 0 is taken as 1).
+CsvLayout ComputeCsvLayout(const CsvTable& table, uint64_t rows_per_checkpoint = 1024);
+
+// Appends to out the bytes [offset, offset + size) of the rendered file
+// (fewer at the end; nothing past it). Renders the header if the range
+// touches it and the rows from the checkpoint at or before offset up to the
+// row that covers offset + size. `layout` must come from this table.
+void ReadCsvRange(const CsvTable& table, const CsvLayout& layout, uint64_t offset, uint64_t size,
+                  std::string& out);
+
+}  // namespace tiledbfs::fusefs

@@ -1,0 +1,248 @@
+#include "fusefs/render/csv.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "fusefs/render/value_text.h"
+#include "tests/fusefs/render/render_test_util.h"
+
+namespace tiledbfs::fusefs {
+namespace {
+
+using core::Column;
+using core::Datatype;
+
+std::string Field(std::string_view text) {
+  std::string out;
+  AppendCsvField(out, text);
+  return out;
+}
+
+TEST(CsvTest, FieldQuotingFollowsRfc4180) {
+  EXPECT_EQ(Field("plain"), "plain");
+  EXPECT_EQ(Field(""), "\"\"");
+  EXPECT_EQ(Field("a,b"), "\"a,b\"");
+  EXPECT_EQ(Field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(Field("\""), "\"\"\"\"");
+  EXPECT_EQ(Field("line\nbreak"), "\"line\nbreak\"");
+  EXPECT_EQ(Field("cr\r"), "\"cr\r\"");
+  EXPECT_EQ(Field("tab\there"), "tab\there");  // tabs and spaces are not special
+  EXPECT_EQ(Field(" lead"), " lead");
+  EXPECT_EQ(Field(std::string_view("nul\0in", 6)), std::string("nul\0in", 6));
+  EXPECT_FALSE(CsvNeedsQuotes("x"));
+  EXPECT_TRUE(CsvNeedsQuotes(""));
+}
+
+Column Strings(std::string name, std::vector<std::optional<std::string>> cells) {
+  Column c;
+  c.name = std::move(name);
+  c.type = Datatype::kStringUtf8;
+  c.cell_val_num = core::kVarNum;
+  c.nullable = true;
+  c.cell_count = cells.size();
+  c.offsets.push_back(0);
+  for (const auto& s : cells) {
+    if (s) c.data.insert(c.data.end(), s->begin(), s->end());
+    c.offsets.push_back(c.data.size());
+    c.validity.push_back(s ? 1 : 0);
+  }
+  return c;
+}
+
+Column Ints(std::string name, std::vector<int32_t> values) {
+  Column c;
+  c.name = std::move(name);
+  c.type = Datatype::kInt32;
+  c.cell_count = values.size();
+  c.data.resize(values.size() * 4);
+  if (!values.empty()) std::memcpy(c.data.data(), values.data(), c.data.size());
+  return c;
+}
+
+TEST(CsvTest, RowsWithHeaderNullsAndEmptyStrings) {
+  Column x = Ints("x", {1, -2, 30});
+  Column s = Strings("s,name", {"", std::nullopt, "q\"uote"});
+  auto table = CsvTable::Make({{&x, nullptr}, {&s, nullptr}}, /*header=*/true);
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  EXPECT_EQ(table->row_count(), 3u);
+  std::string out;
+  table->AppendHeader(out);
+  table->AppendRows(out, 0, 100);
+  EXPECT_EQ(out, "x,\"s,name\"\n1,\"\"\n-2,\n30,\"q\"\"uote\"\n");
+  out.clear();
+  table->AppendRows(out, 1, 2);
+  EXPECT_EQ(out, "-2,\n");
+  auto layout = ComputeCsvLayout(*table, 2);
+  EXPECT_EQ(layout.header_size, 11u);
+  EXPECT_EQ(layout.total_size, 33u);
+  EXPECT_EQ(layout.checkpoints, (std::vector<uint64_t>{11, 20, 33}));
+}
+
+TEST(CsvTest, TxtHasNoHeader) {
+  Column s = Strings("s", {"a", std::nullopt, ""});
+  auto table = CsvTable::Make({{&s, nullptr}}, /*header=*/false);
+  ASSERT_TRUE(table.ok());
+  std::string out;
+  table->AppendHeader(out);
+  table->AppendRows(out, 0, 3);
+  EXPECT_EQ(out, "a\n\n\"\"\n");
+  EXPECT_EQ(ComputeCsvLayout(*table).total_size, out.size());
+}
+
+TEST(CsvTest, EmptyTableIsTheHeader) {
+  Column x = Ints("x", {});
+  auto table = CsvTable::Make({{&x, nullptr}}, true);
+  ASSERT_TRUE(table.ok());
+  auto layout = ComputeCsvLayout(*table);
+  EXPECT_EQ(layout.total_size, 2u);
+  std::string out;
+  ReadCsvRange(*table, layout, 0, 100, out);
+  EXPECT_EQ(out, "x\n");
+  auto no_header = CsvTable::Make({{&x, nullptr}}, false);
+  EXPECT_EQ(ComputeCsvLayout(*no_header).total_size, 0u);
+}
+
+TEST(CsvTest, MakeRejectsBadColumns) {
+  Column x = Ints("x", {1, 2});
+  Column y = Ints("y", {1});
+  auto r = CsvTable::Make({{&x, nullptr}, {&y, nullptr}}, true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), core::ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message().find("column 'y' has 1 cells, column 'x' has 2"),
+            std::string::npos);
+  EXPECT_FALSE(CsvTable::Make({}, true).ok());
+  EXPECT_FALSE(CsvTable::Make({{nullptr, nullptr}}, true).ok());
+  Column bad = Ints("bad", {1});
+  bad.cell_count = 5;
+  r = CsvTable::Make({{&bad, nullptr}}, true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("column 'bad'"), std::string::npos);
+}
+
+// Every range of the file read through the layout equals the same range of
+// a full render, for several checkpoint spacings.
+void ExpectEveryRangeMatches(const CsvTable& table, uint64_t offset_step = 1,
+                             std::vector<uint64_t> spacings = {1, 2, 3, 7, 1024}) {
+  std::string full;
+  table.AppendHeader(full);
+  table.AppendRows(full, 0, table.row_count());
+  for (uint64_t rpc : spacings) {
+    auto layout = ComputeCsvLayout(table, rpc);
+    ASSERT_EQ(layout.total_size, full.size()) << rpc;
+    for (uint64_t off = 0; off <= full.size() + 1; off += offset_step) {
+      for (uint64_t size : {uint64_t{1}, uint64_t{2}, uint64_t{5}, uint64_t{17}, uint64_t{4096}}) {
+        std::string got;
+        ReadCsvRange(table, layout, off, size, got);
+        std::string want = off < full.size() ? full.substr(off, size) : "";
+        ASSERT_EQ(got, want) << "rows/checkpoint " << rpc << " offset " << off << " size " << size;
+      }
+    }
+  }
+}
+
+TEST(CsvTest, StreamingRangesEqualTheFullRender) {
+  Column x = Ints("x", {1, 22, 333, 4444, -5, 0, 7});
+  Column s = Strings("s", {"a", std::nullopt, "", "x,y", "line\nbreak", "q\"", "z"});
+  auto table = CsvTable::Make({{&x, nullptr}, {&s, nullptr}}, true);
+  ASSERT_TRUE(table.ok());
+  ExpectEveryRangeMatches(*table);
+  auto txt = CsvTable::Make({{&s, nullptr}}, false);
+  ExpectEveryRangeMatches(*txt);
+}
+
+struct CorpusTable {
+  testing::CorpusView view;
+  std::vector<CsvColumn> columns;
+};
+
+std::unique_ptr<CorpusTable> LoadTable(const std::string& dir) {
+  auto t = std::make_unique<CorpusTable>();
+  t->view = testing::LoadCorpusView(dir);
+  for (size_t k = 0; k < t->view.columns.size(); ++k) {
+    const auto& e = t->view.enumerations[k];
+    t->columns.push_back({&t->view.columns[k], e ? &*e : nullptr});
+  }
+  return t;
+}
+
+std::string RenderAll(const CsvTable& table) {
+  std::string out;
+  auto layout = ComputeCsvLayout(table, 3);
+  ReadCsvRange(table, layout, 0, layout.total_size, out);
+  EXPECT_EQ(out.size(), layout.total_size);
+  return out;
+}
+
+TEST(CsvTest, CorpusTypesDataCsvMatchesIndependentRendering) {
+  // testdata/types_latest.csv: gen_corpus_csv.py's rendering of TileDB's own
+  // read of corpus/arrays/types (numpy for datetimes and float digits).
+  auto t = LoadTable(testing::CorpusExpected() + "/types/views/latest");
+  ASSERT_EQ(t->columns.size(), 23u);
+  auto table = CsvTable::Make(t->columns, true);
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  auto want = testing::ReadWholeFile(testing::RenderTestData() + "/types_latest.csv");
+  ASSERT_TRUE(want.has_value());
+  EXPECT_EQ(RenderAll(*table), *want);
+  ExpectEveryRangeMatches(*table, /*offset_step=*/5, {1, 6});
+}
+
+TEST(CsvTest, CorpusEnumerationsPrintLabels) {
+  auto t = LoadTable(testing::CorpusExpected() + "/enumerations/views/latest");
+  auto table = CsvTable::Make(t->columns, true);
+  ASSERT_TRUE(table.ok());
+  auto want = testing::ReadWholeFile(testing::RenderTestData() + "/enumerations_latest.csv");
+  ASSERT_TRUE(want.has_value());
+  std::string got = RenderAll(*table);
+  EXPECT_EQ(got, *want);
+  EXPECT_NE(got.find("6,\xC3\xBCn\xC3\xAF"
+                     "code,mid,-2\n"),
+            std::string::npos);
+}
+
+// Every view of every array in the corpus: our data.csv and every field's
+// .txt against gen_corpus_csv.py, which also reads ours back with Python's
+// csv module (one python run for all of them).
+TEST(CsvTest, EveryCorpusViewMatchesPythonLive) {
+  SKIP_WITHOUT_NUMPY();
+  namespace fs = std::filesystem;
+  std::string list;
+  std::vector<std::string> files;
+  int views = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(testing::CorpusExpected())) {
+    if (entry.path().filename() != "view.json") continue;
+    std::string dir = entry.path().parent_path().string();
+    auto t = LoadTable(dir);
+    if (t->columns.empty()) continue;
+    auto table = CsvTable::Make(t->columns, true);
+    ASSERT_TRUE(table.ok()) << dir << ": " << table.error().message();
+    std::string ours = testing::TempPath("view" + std::to_string(files.size()) + ".csv");
+    ASSERT_TRUE(testing::WriteWholeFile(ours, RenderAll(*table)));
+    files.push_back(ours);
+    list += dir + "\t" + ours + "\n";
+    for (const CsvColumn& col : t->columns) {
+      auto txt = CsvTable::Make({col}, false);
+      ASSERT_TRUE(txt.ok());
+      ours = testing::TempPath("view" + std::to_string(files.size()) + ".txt");
+      ASSERT_TRUE(testing::WriteWholeFile(ours, RenderAll(*txt)));
+      files.push_back(ours);
+      list += dir + "\t" + ours + "\t" + col.column->name + "\n";
+    }
+    ++views;
+  }
+  EXPECT_GT(views, 50);
+  std::string lst = testing::TempPath("views.txt");
+  ASSERT_TRUE(testing::WriteWholeFile(lst, list));
+  std::string out;
+  int rc = testing::RunCommand(testing::PythonWithNumpy() + " " + testing::RenderTestData() +
+                                   "/gen_corpus_csv.py --batch " + lst + " 2>&1",
+                               &out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("bad 0"), std::string::npos) << out;
+  for (const auto& f : files) std::remove(f.c_str());
+  std::remove(lst.c_str());
+}
+
+}  // namespace
+}  // namespace tiledbfs::fusefs
