@@ -1,0 +1,97 @@
+// An opened array: its listing, every schema, and views at timestamps.
+//
+// A view at T holds what TileDB shows for an array opened at [0, T]
+// (TileDB's ArrayDirectory and readers are the reference):
+//  - fragments: committed, not ignored, whose timestamp range lies within
+//    [0, T]; for sparse arrays, fragments of format >= 15 are also taken when
+//    their range merely overlaps [0, T] (their cells carry timestamps and are
+//    filtered per cell). Vacuum files whose range is taken the same way retire
+//    the fragments they list.
+//  - the schema in force: the newest schema whose end timestamp <= T (the
+//    oldest one if none), plus every schema fragments refer to.
+//  - delete/update commits whose timestamp lies within [0, T].
+//  - array metadata as of T.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/directory/array_directory.h"
+#include "core/fragment/fragment_metadata.h"
+#include "core/schema/array_schema.h"
+#include "core/storage/storage.h"
+
+namespace tiledbfs::core {
+
+class ArrayView;
+
+using SchemaMap = std::map<std::string, std::shared_ptr<const ArraySchema>>;
+
+class Array {
+ public:
+  // Lists the array and loads its schemas. Errors: kNotFound (not an array),
+  // kKey (encrypted and no key, or the key does not decrypt the schema),
+  // kCorrupt/kUnsupported naming the file.
+  static Result<std::shared_ptr<Array>> Open(std::shared_ptr<const Storage> storage,
+                                             std::optional<EncryptionKey> key,
+                                             const Limits& limits = DefaultLimits());
+
+  const Storage& storage() const { return *storage_; }
+  std::shared_ptr<const Storage> storage_ptr() const { return storage_; }
+  const ArrayListing& listing() const { return listing_; }
+  const SchemaMap& schemas() const { return schemas_; }
+  const EncryptionKey* key() const { return key_ ? &*key_ : nullptr; }
+  bool encrypted() const { return encrypted_; }
+  const Limits& limits() const { return limits_; }
+
+  // The schema in force at T.
+  std::shared_ptr<const ArraySchema> SchemaAt(uint64_t t) const;
+  // The newest schema (for array-wide decisions such as dense or sparse).
+  std::shared_ptr<const ArraySchema> LatestSchema() const;
+
+  // Every instant at which the array changed, ascending: schema timestamps,
+  // fragment end timestamps, delete/update commits, metadata writes.
+  Result<std::vector<uint64_t>> Instants() const;
+  // The newest of Instants() (0 for an empty array).
+  Result<uint64_t> LatestInstant() const;
+
+  // The view at T (cached; views never change once built).
+  Result<std::shared_ptr<const ArrayView>> ViewAt(uint64_t t);
+
+  // Fragment metadata of one committed fragment (cached).
+  Result<std::shared_ptr<FragmentMetadata>> Fragment(const FragmentEntry& entry);
+
+  // True if the array folder changed since this Array was opened (a new
+  // commit, vacuum or metadata file): the caller reopens.
+  bool Changed() const;
+
+ private:
+  Array() = default;
+  Status LoadConsolidatedFooters();
+
+  std::shared_ptr<const Storage> storage_;
+  std::optional<EncryptionKey> key_;
+  bool encrypted_ = false;
+  Limits limits_;
+  ArrayListing listing_;
+  SchemaMap schemas_;
+  std::vector<std::shared_ptr<const ArraySchema>> schema_order_;  // by timestamp
+
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<FragmentMetadata>> fragments_;  // by dir
+  std::map<uint64_t, std::shared_ptr<const ArrayView>> views_;
+  // Footers from __fragment_meta/*.meta, by fragment name.
+  struct ConsolidatedFooterRef {
+    std::shared_ptr<ByteVec> file;  // the decoded consolidated file
+    uint64_t offset = 0, size = 0;
+  };
+  std::map<std::string, ConsolidatedFooterRef> consolidated_footers_;
+  bool consolidated_loaded_ = false;
+};
+
+}  // namespace tiledbfs::core

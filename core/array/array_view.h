@@ -1,0 +1,60 @@
+// The array as of one instant (or one fragment on its own): the schema in
+// force, the fragments and delete conditions that apply, and the cells they
+// make, read field by field. Immutable once built; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/read/cell_index.h"
+
+namespace tiledbfs::core {
+
+class Array;
+
+class ArrayView {
+ public:
+  ArrayView(std::shared_ptr<const ArraySchema> schema, ViewInputs inputs, uint64_t instant)
+      : schema_(std::move(schema)), in_(std::move(inputs)), instant_(instant) {
+    in_.schema = schema_.get();
+  }
+
+  // The instant this view shows (the newest change it includes, or the
+  // requested time for history lookups).
+  uint64_t instant() const { return instant_; }
+  // The timestamp the view was taken at (UINT64_MAX for the latest).
+  uint64_t timestamp() const { return in_.timestamp; }
+  const ArraySchema& schema() const { return *schema_; }
+  std::shared_ptr<const ArraySchema> schema_ptr() const { return schema_; }
+  const std::vector<std::shared_ptr<FragmentMetadata>>& fragments() const {
+    return in_.fragments;
+  }
+  bool dense() const { return schema_->dense(); }
+
+  // Number of cells (builds the cell index on first use).
+  Result<uint64_t> CellCount() const;
+  // Dense: the bounding box's extents; sparse: {cell count}.
+  Result<std::vector<uint64_t>> Shape() const;
+  // Non-empty domain: per dimension [lo, hi] over the view's cells (empty
+  // when there are none).
+  Result<std::vector<Range>> NonEmptyDomain() const;
+
+  // A dimension or attribute of the view's schema, materialised in the
+  // view's order. kNotFound for an unknown name.
+  Result<Column> ReadField(const std::string& name) const;
+
+ private:
+  Result<const CellIndex*> Index() const;
+
+  std::shared_ptr<const ArraySchema> schema_;
+  ViewInputs in_;
+  uint64_t instant_;
+  mutable std::mutex mu_;
+  mutable std::optional<CellIndex> index_;
+};
+
+}  // namespace tiledbfs::core

@@ -1,0 +1,432 @@
+#include "core/read/cell_index.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/read/coords.h"
+
+namespace tiledbfs::core {
+namespace {
+
+using I128 = __int128;
+
+I128 RangeLo(const Dimension& d, const Range& r) { return ToInt128(d.type, r.lo); }
+I128 RangeHi(const Dimension& d, const Range& r) { return ToInt128(d.type, r.hi); }
+
+// Row-major strides of a box with the given extents.
+std::vector<uint64_t> Strides(const std::vector<uint64_t>& shape) {
+  std::vector<uint64_t> s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+// Linear index of coordinates `c` in a grid with extents `n`, in `order`
+// (row-major: last fastest; col-major: first fastest).
+uint64_t Linear(const std::vector<uint64_t>& c, const std::vector<uint64_t>& n, Layout order) {
+  uint64_t idx = 0;
+  if (order == Layout::kColMajor) {
+    for (size_t d = c.size(); d-- > 0;) idx = idx * n[d] + c[d];
+  } else {
+    for (size_t d = 0; d < c.size(); ++d) idx = idx * n[d] + c[d];
+  }
+  return idx;
+}
+
+}  // namespace
+
+Result<CellIndex> BuildDenseIndex(const ViewInputs& in) {
+  const ArraySchema& schema = *in.schema;
+  const size_t dims = schema.dimensions.size();
+  CellIndex index;
+  // The bounding box of the non-empty domains.
+  std::vector<I128> lo(dims), hi(dims);
+  bool any = false;
+  for (const auto& f : in.fragments) {
+    const FragmentFooter& ft = f->footer();
+    if (ft.null_non_empty_domain || ft.non_empty_domain.size() != dims) continue;
+    for (size_t d = 0; d < dims; ++d) {
+      I128 a = RangeLo(schema.dimensions[d], ft.non_empty_domain[d]);
+      I128 b = RangeHi(schema.dimensions[d], ft.non_empty_domain[d]);
+      if (!any || a < lo[d]) lo[d] = a;
+      if (!any || b > hi[d]) hi[d] = b;
+    }
+    any = true;
+  }
+  if (!any) return index;
+  uint64_t n = 1;
+  index.shape.resize(dims);
+  index.box.resize(dims);
+  for (size_t d = 0; d < dims; ++d) {
+    if (hi[d] < lo[d]) return Error::Corrupt("dense non-empty domain with low above high");
+    I128 extent = hi[d] - lo[d] + 1;
+    if (extent > (I128(1) << 62)) {
+      return Error::OutOfMemory("dense view too large");
+    }
+    index.shape[d] = static_cast<uint64_t>(extent);
+    if (MulOverflow(n, index.shape[d], &n) || n > DefaultLimits().max_view_cells) {
+      return Error::OutOfMemory(fmt::format("dense view of more than {} cells",
+                                            DefaultLimits().max_view_cells));
+    }
+    const Dimension& dim = schema.dimensions[d];
+    index.box[d].lo.resize(DatatypeSize(dim.type));
+    index.box[d].hi.resize(DatatypeSize(dim.type));
+    FromInt128(dim.type, lo[d], index.box[d].lo.data());
+    FromInt128(dim.type, hi[d], index.box[d].hi.data());
+  }
+  index.cell_count = n;
+  index.refs.assign(n, CellRef{});
+  std::vector<uint64_t> out_strides = Strides(index.shape);
+
+  // Newest fragment first: a cell keeps the first fragment that wrote it.
+  for (size_t fi = in.fragments.size(); fi-- > 0;) {
+    const FragmentMetadata& frag = *in.fragments[fi];
+    const FragmentFooter& ft = frag.footer();
+    if (ft.null_non_empty_domain || ft.non_empty_domain.size() != dims) continue;
+    const ArraySchema& fs = frag.schema();
+    std::vector<I128> a(dims), b(dims), dom_lo(dims), ext(dims);
+    std::vector<uint64_t> tile_first(dims), tiles_per_dim(dims), cell_ext(dims);
+    for (size_t d = 0; d < dims; ++d) {
+      const Dimension& dim = fs.dimensions[d];
+      a[d] = RangeLo(dim, ft.non_empty_domain[d]);
+      b[d] = RangeHi(dim, ft.non_empty_domain[d]);
+      dom_lo[d] = ToInt128(dim.type, dim.domain.lo);
+      ext[d] = dim.tile_extent ? ToInt128(dim.type, *dim.tile_extent)
+                               : ToInt128(dim.type, dim.domain.hi) - dom_lo[d] + 1;
+      if (ext[d] <= 0 || a[d] < dom_lo[d] || b[d] < a[d]) {
+        return Error::Corrupt(fmt::format("{}: non-empty domain outside the array domain",
+                                          frag.dir()));
+      }
+      tile_first[d] = static_cast<uint64_t>((a[d] - dom_lo[d]) / ext[d]);
+      tiles_per_dim[d] = static_cast<uint64_t>((b[d] - dom_lo[d]) / ext[d]) - tile_first[d] + 1;
+      cell_ext[d] = static_cast<uint64_t>(ext[d]);
+    }
+    // Walk every cell of the fragment's non-empty domain in row-major order.
+    std::vector<I128> x(a);
+    std::vector<uint64_t> tc(dims), cc(dims);
+    while (true) {
+      uint64_t out = 0;
+      for (size_t d = 0; d < dims; ++d) out += static_cast<uint64_t>(x[d] - lo[d]) * out_strides[d];
+      CellRef& ref = index.refs[out];
+      if (ref.fragment == CellRef::kFill) {
+        for (size_t d = 0; d < dims; ++d) {
+          I128 rel = x[d] - dom_lo[d];
+          tc[d] = static_cast<uint64_t>(rel / ext[d]) - tile_first[d];
+          cc[d] = static_cast<uint64_t>(rel % ext[d]);
+        }
+        ref.fragment = static_cast<uint32_t>(fi);
+        ref.tile = Linear(tc, tiles_per_dim, fs.tile_order);
+        ref.pos = static_cast<uint32_t>(Linear(cc, cell_ext, fs.cell_order));
+      }
+      size_t d = dims;
+      while (d-- > 0) {
+        if (x[d] < b[d]) {
+          ++x[d];
+          break;
+        }
+        x[d] = a[d];
+      }
+      if (d == static_cast<size_t>(-1)) break;
+    }
+  }
+  return index;
+}
+
+Column DenseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d) {
+  const Dimension& dim = schema.dimensions[d];
+  Column c;
+  c.name = dim.name;
+  c.type = dim.type;
+  c.cell_val_num = 1;
+  c.cell_count = index.cell_count;
+  uint64_t size = DatatypeSize(dim.type);
+  c.data.resize(index.cell_count * size);
+  if (index.cell_count == 0) return c;
+  I128 lo = ToInt128(dim.type, index.box[d].lo);
+  uint64_t inner = 1;
+  for (size_t k = d + 1; k < index.shape.size(); ++k) inner *= index.shape[k];
+  for (uint64_t i = 0; i < index.cell_count; ++i) {
+    uint64_t coord = (i / inner) % index.shape[d];
+    FromInt128(dim.type, lo + coord, c.data.data() + i * size);
+  }
+  return c;
+}
+
+namespace {
+
+struct SparseEntry {
+  uint32_t fragment;
+  uint32_t pos;
+  uint64_t tile;
+  uint64_t timestamp;
+};
+
+// Decoded coordinate tiles of every fragment: coords[f][tile][dim].
+using CoordTiles = std::vector<std::vector<std::vector<DecodedTile>>>;
+
+class EntryCellValues : public CellValues {
+ public:
+  EntryCellValues(const ViewInputs& in, const CoordTiles& coords,
+                  std::vector<std::map<std::pair<uint64_t, std::string>, DecodedTile>>& cache)
+      : in_(in), coords_(coords), cache_(cache) {}
+  void Set(const SparseEntry& e) { e_ = &e; }
+  const ArraySchema& schema() const override {
+    return in_.fragments[e_->fragment]->schema();
+  }
+
+  Result<std::optional<Bytes>> Value(const std::string& field) const override {
+    const FragmentMetadata& frag = *in_.fragments[e_->fragment];
+    const ArraySchema& fs = frag.schema();
+    int d = fs.DimensionIndex(field);
+    if (d >= 0) return std::optional<Bytes>(coords_[e_->fragment][e_->tile][d].cell(e_->pos));
+    int a = fs.AttributeIndex(field);
+    if (a < 0) return std::optional<Bytes>();
+    auto& cache = cache_[e_->fragment];
+    auto key = std::make_pair(e_->tile, field);
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(a), e_->tile,
+                                               in_.encrypted));
+      it = cache.emplace(key, std::move(t)).first;
+    }
+    if (!it->second.valid(e_->pos)) return std::optional<Bytes>();
+    return std::optional<Bytes>(it->second.cell(e_->pos));
+  }
+
+ private:
+  const ViewInputs& in_;
+  const CoordTiles& coords_;
+  std::vector<std::map<std::pair<uint64_t, std::string>, DecodedTile>>& cache_;
+  const SparseEntry* e_ = nullptr;
+};
+
+}  // namespace
+
+Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
+  const ArraySchema& schema = *in.schema;
+  const size_t dims = schema.dimensions.size();
+  CoordTiles coords(in.fragments.size());
+  std::vector<SparseEntry> entries;
+  for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
+    const FragmentMetadata& frag = *in.fragments[fi];
+    if (frag.schema().dimensions.size() != dims) {
+      return Error::Corrupt(fmt::format("{}: schema has {} dimensions, the array {}", frag.dir(),
+                                        frag.schema().dimensions.size(), dims));
+    }
+    const FragmentFooter& ft = frag.footer();
+    uint64_t tiles = frag.tile_num();
+    coords[fi].resize(tiles);
+    bool zipped = !frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
+                  frag.FieldIndex(FieldRef::Dimension(0)) < 0;
+    for (uint64_t t = 0; t < tiles; ++t) {
+      if (zipped) {
+        ASSIGN_OR_RETURN(coords[fi][t], ReadZippedCoordsTile(frag, t, in.encrypted));
+      } else {
+        for (size_t d = 0; d < dims; ++d) {
+          ASSIGN_OR_RETURN(DecodedTile dt, ReadTile(frag, FieldRef::Dimension(d), t, in.encrypted));
+          coords[fi][t].push_back(std::move(dt));
+        }
+      }
+      uint64_t cells = frag.TileCellNum(t);
+      for (const auto& dt : coords[fi][t]) {
+        if (dt.cell_num != cells) {
+          return Error::Corrupt(fmt::format("{}: tile {} has {} coordinates, expected {}",
+                                            frag.dir(), t, dt.cell_num, cells));
+        }
+      }
+      DecodedTile ts, del;
+      if (ft.has_timestamps) {
+        ASSIGN_OR_RETURN(ts, ReadTile(frag, FieldRef::Timestamps(), t, in.encrypted));
+      }
+      if (ft.has_delete_meta && in.filter_timestamps) {
+        ASSIGN_OR_RETURN(del, ReadTile(frag, FieldRef::DeleteTimestamps(), t, in.encrypted));
+      }
+      for (uint64_t p = 0; p < cells; ++p) {
+        uint64_t stamp = frag.name().t1;
+        if (ft.has_timestamps) std::memcpy(&stamp, ts.fixed.data() + p * 8, 8);
+        if (in.filter_timestamps && ft.has_timestamps && stamp > in.timestamp) continue;
+        if (!del.fixed.empty()) {
+          uint64_t deleted_at;
+          std::memcpy(&deleted_at, del.fixed.data() + p * 8, 8);
+          bool visible = in.timestamp == UINT64_MAX ? deleted_at >= in.timestamp
+                                                    : deleted_at > in.timestamp;
+          if (!visible) continue;
+        }
+        entries.push_back({static_cast<uint32_t>(fi), static_cast<uint32_t>(p), t, stamp});
+      }
+    }
+  }
+  auto coord = [&](const SparseEntry& e, size_t d) {
+    return coords[e.fragment][e.tile][d].cell(e.pos);
+  };
+  auto compare_coords = [&](const SparseEntry& a, const SparseEntry& b) {
+    for (size_t d = 0; d < dims; ++d) {
+      int c = CompareValues(schema.dimensions[d].type, coord(a, d), coord(b, d));
+      if (c != 0) return c;
+    }
+    return 0;
+  };
+  std::sort(entries.begin(), entries.end(), [&](const SparseEntry& a, const SparseEntry& b) {
+    int c = compare_coords(a, b);
+    if (c != 0) return c < 0;
+    // Newest first: timestamp, then fragment order.
+    if (a.timestamp != b.timestamp) return a.timestamp > b.timestamp;
+    if (a.fragment != b.fragment) return a.fragment > b.fragment;
+    return a.pos > b.pos;
+  });
+  if (in.dedup && !schema.allows_dups && !entries.empty()) {
+    size_t w = 1;
+    for (size_t r = 1; r < entries.size(); ++r) {
+      if (compare_coords(entries[w - 1], entries[r]) != 0) entries[w++] = entries[r];
+    }
+    entries.resize(w);
+  }
+  if (!in.deletes.empty()) {
+    std::vector<std::map<std::pair<uint64_t, std::string>, DecodedTile>> cache(
+        in.fragments.size());
+    std::vector<const std::vector<std::string>*> processed(in.fragments.size(), nullptr);
+    for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
+      if (in.fragments[fi]->footer().has_delete_meta) {
+        auto p = in.fragments[fi]->ProcessedConditions();
+        if (p.ok()) processed[fi] = *p;
+      }
+    }
+    EntryCellValues values(in, coords, cache);
+    size_t w = 0;
+    for (size_t r = 0; r < entries.size(); ++r) {
+      const SparseEntry& e = entries[r];
+      const FragmentMetadata& frag = *in.fragments[e.fragment];
+      bool deleted = false;
+      for (const DeleteRule& rule : in.deletes) {
+        if (rule.timestamp < frag.name().t1) continue;
+        if (processed[e.fragment] != nullptr &&
+            std::find(processed[e.fragment]->begin(), processed[e.fragment]->end(),
+                      rule.marker) != processed[e.fragment]->end()) {
+          continue;
+        }
+        if (frag.footer().has_timestamps && rule.timestamp <= frag.name().t2 &&
+            e.timestamp > rule.timestamp) {
+          continue;
+        }
+        values.Set(e);
+        ASSIGN_OR_RETURN(bool m, rule.matches(values));
+        if (m) {
+          deleted = true;
+          break;
+        }
+      }
+      if (!deleted) entries[w++] = e;
+    }
+    entries.resize(w);
+  }
+
+  CellIndex index;
+  index.cell_count = entries.size();
+  index.refs.reserve(entries.size());
+  for (const auto& e : entries) index.refs.push_back({e.fragment, e.pos, e.tile});
+  index.dims.resize(dims);
+  index.box.resize(dims);
+  for (size_t d = 0; d < dims; ++d) {
+    const Dimension& dim = schema.dimensions[d];
+    Column& c = index.dims[d];
+    c.name = dim.name;
+    c.type = dim.type;
+    c.cell_val_num = dim.cell_val_num;
+    c.cell_count = entries.size();
+    if (dim.var()) c.offsets.reserve(entries.size() + 1);
+    for (const auto& e : entries) {
+      Bytes v = coord(e, d);
+      if (dim.var()) c.offsets.push_back(c.data.size());
+      c.data.insert(c.data.end(), v.begin(), v.end());
+    }
+    if (dim.var()) c.offsets.push_back(c.data.size());
+  }
+  return index;
+}
+
+Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
+                               const std::string& name) {
+  const ArraySchema& schema = *in.schema;
+  int ai = schema.AttributeIndex(name);
+  if (ai < 0) return Error::NotFound(fmt::format("no attribute '{}'", name));
+  const Attribute& attr = schema.attributes[ai];
+  Column c;
+  c.name = attr.name;
+  c.type = attr.type;
+  c.cell_val_num = attr.cell_val_num;
+  c.nullable = attr.nullable;
+  c.cell_count = index.cell_count;
+
+  // The fill cell: the schema's fill value, repeated or cut to a whole cell.
+  ByteVec fill = attr.fill_value;
+  if (!attr.var()) {
+    uint64_t cs = attr.cell_size();
+    ByteVec cell(cs);
+    if (!fill.empty()) {
+      for (uint64_t i = 0; i < cs; ++i) cell[i] = fill[i % fill.size()];
+    }
+    fill = std::move(cell);
+  }
+
+  // Per fragment: the attribute's index in the fragment's own schema (-1:
+  // the fragment predates the attribute), and how many cells each tile
+  // still has to give, so a decoded tile is dropped after its last use.
+  const size_t nf = in.fragments.size();
+  std::vector<int> field(nf, -1);
+  std::vector<std::vector<uint32_t>> remaining(nf);
+  std::vector<std::vector<std::unique_ptr<DecodedTile>>> tiles(nf);
+  for (size_t f = 0; f < nf; ++f) {
+    field[f] = in.fragments[f]->schema().AttributeIndex(name);
+    if (field[f] >= 0) {
+      remaining[f].assign(in.fragments[f]->tile_num(), 0);
+      tiles[f].resize(in.fragments[f]->tile_num());
+    }
+  }
+  for (const CellRef& r : index.refs) {
+    if (r.fragment != CellRef::kFill && field[r.fragment] >= 0) ++remaining[r.fragment][r.tile];
+  }
+  if (attr.var()) c.offsets.reserve(index.cell_count + 1);
+  else c.data.reserve(index.cell_count * attr.cell_size());
+  if (attr.nullable) c.validity.reserve(index.cell_count);
+
+  for (const CellRef& r : index.refs) {
+    Bytes value(fill.data(), fill.size());
+    uint8_t valid = attr.fill_value_validity;
+    DecodedTile* tile = nullptr;
+    if (r.fragment != CellRef::kFill && field[r.fragment] >= 0) {
+      auto& slot = tiles[r.fragment][r.tile];
+      if (!slot) {
+        ASSIGN_OR_RETURN(DecodedTile t, ReadTile(*in.fragments[r.fragment],
+                                                 FieldRef::Attribute(field[r.fragment]), r.tile,
+                                                 in.encrypted));
+        slot = std::make_unique<DecodedTile>(std::move(t));
+      }
+      tile = slot.get();
+      if (r.pos >= tile->cell_num) {
+        return Error::Corrupt(fmt::format("{}: cell {} of tile {} beyond its {} cells",
+                                          in.fragments[r.fragment]->dir(), r.pos, r.tile,
+                                          tile->cell_num));
+      }
+      value = tile->cell(r.pos);
+      if (!attr.var() && value.size() != attr.cell_size()) {
+        return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
+                                          in.fragments[r.fragment]->dir(), name, value.size(),
+                                          attr.cell_size()));
+      }
+      valid = attr.nullable ? (tile->valid(r.pos) ? 1 : 0) : 1;
+    }
+    if (attr.var()) c.offsets.push_back(c.data.size());
+    c.data.insert(c.data.end(), value.begin(), value.end());
+    if (attr.nullable) c.validity.push_back(valid);
+    if (tile != nullptr && --remaining[r.fragment][r.tile] == 0) {
+      tiles[r.fragment][r.tile].reset();
+    }
+  }
+  if (attr.var()) c.offsets.push_back(c.data.size());
+  return c;
+}
+
+}  // namespace tiledbfs::core

@@ -1,0 +1,78 @@
+// Which stored cell supplies each cell of a view, in the view's order
+// (NAMESPACE.md "Which cells, in which order"):
+//  - dense: every cell of the bounding box of the fragments' non-empty
+//    domains, row-major; per cell the newest fragment that wrote it, else
+//    the fill value;
+//  - sparse: every stored cell that survives the timestamp filter, dedup
+//    (newest timestamp wins unless duplicates are allowed) and delete
+//    conditions, sorted row-major by coordinates.
+// Built once per view; attribute reads then gather values tile by tile.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/fragment/fragment_metadata.h"
+#include "core/read/column.h"
+#include "core/read/tile_source.h"
+
+namespace tiledbfs::core {
+
+struct CellRef {
+  static constexpr uint32_t kFill = 0xFFFFFFFFu;
+  uint32_t fragment = kFill;  // index into the view's fragments, or kFill
+  uint32_t pos = 0;           // cell position within the tile
+  uint64_t tile = 0;
+};
+
+// The values of one cell's fields, for evaluating delete conditions.
+class CellValues {
+ public:
+  virtual ~CellValues() = default;
+  // The bytes of `field` in this cell; nullopt if the field is null or
+  // absent from the cell's fragment.
+  virtual Result<std::optional<Bytes>> Value(const std::string& field) const = 0;
+  // The schema of the cell's fragment.
+  virtual const ArraySchema& schema() const = 0;
+};
+
+// A delete condition in force in the view.
+struct DeleteRule {
+  uint64_t timestamp = 0;   // the commit's timestamp: cells written up to it are judged
+  std::string marker;       // the commit's file name (processed-conditions key)
+  std::function<Result<bool>(const CellValues&)> matches;  // true: the cell is deleted
+};
+
+struct ViewInputs {
+  const ArraySchema* schema = nullptr;  // in force at the view
+  std::vector<std::shared_ptr<FragmentMetadata>> fragments;  // oldest first
+  uint64_t timestamp = UINT64_MAX;      // view instant: cell timestamps above it are hidden
+  bool filter_timestamps = true;        // false for a fragment shown on its own
+  bool dedup = true;                    // false for a fragment shown on its own
+  std::vector<DeleteRule> deletes;
+  bool encrypted = false;
+};
+
+struct CellIndex {
+  uint64_t cell_count = 0;
+  std::vector<CellRef> refs;          // cell_count entries
+  std::vector<Range> box;             // dense: the bounding box; sparse: coordinate ranges
+  std::vector<Column> dims;           // sparse: the coordinate columns (dense: computed)
+  std::vector<uint64_t> shape;        // dense: extents of box per dimension
+};
+
+Result<CellIndex> BuildDenseIndex(const ViewInputs& in);
+Result<CellIndex> BuildSparseIndex(const ViewInputs& in);
+
+// The column of dimension d of a dense index (coordinates of the box, row-major).
+Column DenseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d);
+
+// Gathers the attribute `name` (of the view schema) for every cell of index.
+// Fragments whose schema lacks the attribute contribute fill values.
+Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
+                               const std::string& name);
+
+}  // namespace tiledbfs::core

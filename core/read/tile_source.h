@@ -1,0 +1,56 @@
+// Reading one data tile of one field of one fragment: the ranged reads
+// through Storage and the filter pipelines run in reverse. Nothing else of a
+// fragment is touched (STYLE.md: a read of one attribute reads only its tiles).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/fragment/fragment_metadata.h"
+
+namespace tiledbfs::core {
+
+// One decoded tile of a field.
+struct DecodedTile {
+  uint64_t cell_num = 0;
+  uint64_t cell_size = 0;          // fixed fields: bytes per cell
+  ByteVec fixed;                   // fixed fields: cell_num * cell_size bytes
+  std::vector<uint64_t> offsets;   // var fields: cell_num + 1 offsets into var
+  ByteVec var;                     // var fields: values
+  ByteVec validity;                // nullable fields: cell_num bytes
+
+  Bytes cell(uint64_t i) const {
+    if (!offsets.empty()) return Bytes(var.data() + offsets[i], offsets[i + 1] - offsets[i]);
+    return Bytes(fixed.data() + i * cell_size, cell_size);
+  }
+  bool valid(uint64_t i) const { return validity.empty() || validity[i] != 0; }
+};
+
+// What a stored field is: its type and shape in the fragment's own schema.
+struct FieldShape {
+  Datatype type = Datatype::kUInt8;
+  uint32_t cell_val_num = 1;
+  bool nullable = false;
+  const FilterPipeline* filters = nullptr;  // data pipeline
+  bool var() const { return cell_val_num == kVarNum; }
+  uint64_t cell_size() const { return var() ? 8 : DatatypeSize(type) * cell_val_num; }
+};
+
+// The shape of a field in a fragment's schema (dimension filters fall back
+// to the schema's coords filters; timestamps are uint64 with coords filters).
+FieldShape ShapeOf(const FragmentMetadata& fragment, FieldRef field);
+
+// Reads and unfilters tile `tile` of `field`. Errors name the data file and
+// offset: kCorrupt (sizes, codec, checksum), kUnsupported, kKey, kIo.
+Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
+                             bool encrypted);
+
+// Legacy zipped coordinates (format < 5): the __coords.tdb tile holds every
+// dimension's value of a cell side by side. Splits tile `tile` into one
+// DecodedTile per dimension.
+Result<std::vector<DecodedTile>> ReadZippedCoordsTile(const FragmentMetadata& fragment,
+                                                      uint64_t tile, bool encrypted);
+
+}  // namespace tiledbfs::core

@@ -1,0 +1,192 @@
+// Every view of every array of the fixture corpus, read through the core
+// (Array -> ArrayView -> ReadField), compared byte for byte with TileDB's own
+// read of it (tests/data/corpus/expected/<name>/views/<T>/).
+#include "core/array/array.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/array/array_view.h"
+
+namespace tiledbfs::core {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kCorpus = fs::path(TILEDBFS_TEST_DATA) / "corpus";
+
+std::string ReadText(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::optional<EncryptionKey> KeyFor(const std::string& name) {
+  fs::path key = kCorpus / "arrays" / (name + ".key");
+  if (!fs::exists(key)) return std::nullopt;
+  std::string hex = ReadText(key).substr(0, 64);
+  EncryptionKey k;
+  for (size_t i = 0; i < 32; ++i) k.bytes[i] = std::stoi(hex.substr(2 * i, 2), nullptr, 16);
+  return k;
+}
+
+std::string OffsetsBytes(const std::vector<uint64_t>& o) {
+  return std::string(reinterpret_cast<const char*>(o.data()), o.size() * 8);
+}
+
+// Checks every view of one array folder against its expected folder.
+void CheckArray(const fs::path& array_dir, const fs::path& exp, const std::string& name) {
+  auto storage = LocalStorage::Open(array_dir.string());
+  ASSERT_TRUE(storage.ok()) << storage.error().message();
+  auto array = Array::Open(*storage, KeyFor(name));
+  ASSERT_TRUE(array.ok()) << name << ": " << array.error().ToString();
+  for (const auto& vdir : fs::directory_iterator(exp / "views")) {
+    std::string vname = vdir.path().filename();
+    uint64_t t = vname == "latest" ? UINT64_MAX : std::stoull(vname);
+    auto view = (*array)->ViewAt(t);
+    ASSERT_TRUE(view.ok()) << name << " " << vname << ": " << view.error().ToString();
+    auto doc = nlohmann::json::parse(ReadText(vdir.path() / "view.json"));
+    auto count = (*view)->CellCount();
+    ASSERT_TRUE(count.ok()) << name << " " << vname << ": " << count.error().ToString();
+    EXPECT_EQ(*count, doc["cell_count"].get<uint64_t>()) << name << " " << vname;
+    bool dups = doc["schema"].value("allows_dups", false) && !(*view)->dense();
+    for (const auto& f : doc["fields"]) {
+      std::string field = f["name"];
+      auto col = (*view)->ReadField(field);
+      ASSERT_TRUE(col.ok()) << name << " " << vname << " " << field << ": "
+                            << col.error().ToString();
+      if (dups && f["kind"] != "dim") continue;  // ties in any order: conformance compares multisets
+      std::string esc = field;
+      EXPECT_EQ(std::string(col->data.begin(), col->data.end()),
+                ReadText(vdir.path() / (esc + ".data")))
+          << name << " " << vname << " " << field;
+      if (f["var"].get<bool>()) {
+        EXPECT_EQ(OffsetsBytes(col->offsets), ReadText(vdir.path() / (esc + ".offsets")))
+            << name << " " << vname << " " << field << " offsets";
+      }
+      if (f["nullable"].get<bool>()) {
+        EXPECT_EQ(std::string(col->validity.begin(), col->validity.end()),
+                  ReadText(vdir.path() / (esc + ".validity")))
+            << name << " " << vname << " " << field << " validity";
+      }
+    }
+  }
+}
+
+class CorpusViewTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(CorpusViewTest, EveryViewMatchesTileDB) {
+  std::string name = GetParam();
+  CheckArray(kCorpus / "arrays" / name, kCorpus / "expected" / name, name);
+}
+
+std::vector<std::string> CorpusArrays() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(kCorpus / "expected")) {
+    if (fs::exists(e.path() / "views")) out.push_back(e.path().filename());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, CorpusViewTest, testing::ValuesIn(CorpusArrays()),
+                         [](const auto& info) { return info.param; });
+
+TEST(GroupMemberViewTest, MembersReadLikeArrays) {
+  for (const char* m : {"dense_a", "sparse_b", "sub/c_arr"}) {
+    CheckArray(kCorpus / "arrays" / "group" / m, kCorpus / "expected" / "group" / m, m);
+  }
+}
+
+// A copy of a corpus array in a temporary folder, for damaging.
+fs::path CopyArray(const std::string& name) {
+  fs::path dst = fs::temp_directory_path() /
+                 ("tiledbfs_view_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dst);
+  fs::copy(kCorpus / "arrays" / name, dst, fs::copy_options::recursive);
+  for (const auto& e : fs::recursive_directory_iterator(dst)) {
+    fs::permissions(e.path(), fs::perms::owner_all, fs::perm_options::add);
+  }
+  return dst;
+}
+
+TEST(DamagedArrayTest, TruncatedDataFileIsCorruptAndNamed) {
+  fs::path dir = CopyArray("dense_1d");
+  fs::path data;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().filename() == "a0.tdb") data = e.path();
+  }
+  ASSERT_FALSE(data.empty());
+  fs::resize_file(data, fs::file_size(data) / 2);
+  auto storage = LocalStorage::Open(dir.string());
+  ASSERT_TRUE(storage.ok());
+  auto array = Array::Open(*storage, std::nullopt);
+  ASSERT_TRUE(array.ok()) << array.error().ToString();
+  auto view = (*array)->ViewAt(UINT64_MAX);
+  ASSERT_TRUE(view.ok());
+  auto col = (*view)->ReadField("a");
+  ASSERT_FALSE(col.ok());
+  EXPECT_EQ(col.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(col.error().message().find("a0.tdb"), std::string::npos) << col.error().message();
+  fs::remove_all(dir);
+}
+
+TEST(DamagedArrayTest, ChecksumMismatchIsDetected) {
+  fs::path dir = CopyArray("filters");
+  // Attribute checksum_md5 is the 14th attribute (a13).
+  fs::path data;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().filename() == "a13.tdb" &&
+        e.path().parent_path().filename().string().find("1700000001000_1700000001000") !=
+            std::string::npos) {
+      data = e.path();
+    }
+  }
+  ASSERT_FALSE(data.empty());
+  {
+    std::fstream f(data, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(data) - 3));
+    char c;
+    f.read(&c, 1);
+    c ^= 0x5a;
+    f.seekp(static_cast<std::streamoff>(fs::file_size(data) - 3));
+    f.write(&c, 1);
+  }
+  auto storage = LocalStorage::Open(dir.string());
+  auto array = Array::Open(*storage, std::nullopt);
+  ASSERT_TRUE(array.ok());
+  auto view = (*array)->ViewAt(UINT64_MAX);
+  ASSERT_TRUE(view.ok());
+  auto col = (*view)->ReadField("checksum_md5");
+  ASSERT_FALSE(col.ok());
+  EXPECT_EQ(col.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(col.error().message().find("a13.tdb"), std::string::npos) << col.error().message();
+  // Other attributes stay readable.
+  EXPECT_TRUE((*view)->ReadField("gzip").ok());
+  fs::remove_all(dir);
+}
+
+TEST(DamagedArrayTest, EncryptedArrayNeedsItsKey) {
+  auto storage = LocalStorage::Open((kCorpus / "arrays" / "encrypted").string());
+  ASSERT_TRUE(storage.ok());
+  auto none = Array::Open(*storage, std::nullopt);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code(), ErrorCode::kKey);
+  EncryptionKey wrong;
+  wrong.bytes.fill(7);
+  auto bad = Array::Open(*storage, wrong);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), ErrorCode::kKey) << bad.error().ToString();
+}
+
+TEST(ArrayTest, NotAnArrayIsNotFound) {
+  auto storage = LocalStorage::Open((kCorpus / "expected").string());
+  ASSERT_TRUE(storage.ok());
+  auto a = Array::Open(*storage, std::nullopt);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().code(), ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tiledbfs::core
