@@ -1,0 +1,181 @@
+#include "fusefs/model/group_tree.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/metadata/metadata.h"
+#include "fusefs/model/documents.h"
+
+namespace tiledbfs::fusefs {
+
+using core::Error;
+
+namespace {
+
+class StringFile final : public OpenFile {
+ public:
+  explicit StringFile(std::shared_ptr<const std::string> s) : s_(std::move(s)) {}
+  uint64_t size() const override { return s_->size(); }
+  Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
+    if (offset >= s_->size()) return size_t{0};
+    size_t n = std::min<uint64_t>(out.size(), s_->size() - offset);
+    std::memcpy(out.data(), s_->data() + offset, n);
+    return n;
+  }
+
+ private:
+  std::shared_ptr<const std::string> s_;
+};
+
+std::string MetadataText(const core::MetadataValue& v) { return MetadataValueText(v); }
+
+}  // namespace
+
+Result<std::unique_ptr<GroupTree>> GroupTree::Open(const std::string& root,
+                                                   std::shared_ptr<const core::Storage> storage,
+                                                   const TreeOptions& options,
+                                                   std::shared_ptr<TreeCaches> caches) {
+  std::unique_ptr<GroupTree> g(new GroupTree());
+  g->root_ = root;
+  g->storage_ = std::move(storage);
+  g->options_ = options;
+  g->caches_ = std::move(caches);
+  ASSIGN_OR_RETURN(auto members, g->Members());
+  (void)members;
+  return g;
+}
+
+uint64_t GroupTree::timestamp() const {
+  return options_.timestamp_ms ? static_cast<uint64_t>(*options_.timestamp_ms) : UINT64_MAX;
+}
+
+Result<std::vector<core::GroupMember>> GroupTree::Members() {
+  const core::EncryptionKey* key = options_.key ? &*options_.key : nullptr;
+  return core::LoadGroupMembers(*storage_, timestamp(), key);
+}
+
+Result<Tree*> GroupTree::Member(const std::string& file_name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = members_.find(file_name);
+  if (it != members_.end()) return it->second.get();
+  const core::EncryptionKey* key = options_.key ? &*options_.key : nullptr;
+  ASSIGN_OR_RETURN(auto members, core::LoadGroupMembers(*storage_, timestamp(), key));
+  for (const auto& m : members) {
+    if (EscapeName(m.name) != file_name) continue;
+    std::string path;
+    if (m.relative) {
+      path = root_ + "/" + m.uri;
+    } else if (m.uri.rfind("file://", 0) == 0) {
+      path = m.uri.substr(7);
+    } else if (!m.uri.empty() && m.uri[0] == '/') {
+      path = m.uri;
+    } else {
+      return Error::Unsupported(fmt::format("member {}: URI {} is not a local folder", m.name,
+                                            m.uri));
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<Tree> t, OpenFolder(path, options_, caches_));
+    Tree* raw = t.get();
+    members_[file_name] = std::move(t);
+    return raw;
+  }
+  return Error::NotFound(fmt::format("{}: no such member", file_name));
+}
+
+Result<std::shared_ptr<const std::string>> GroupTree::RenderOwn(
+    const std::vector<std::string>& parts) {
+  const core::EncryptionKey* key = options_.key ? &*options_.key : nullptr;
+  if (parts.size() == 1 && parts[0] == "group.json") {
+    ASSIGN_OR_RETURN(auto members, Members());
+    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));
+    nlohmann::ordered_json j;
+    j["members"] = nlohmann::ordered_json::array();
+    for (const auto& m : members) {
+      j["members"].push_back({{"name", m.name},
+                              {"type", m.type == core::GroupMember::kGroup ? "group" : "array"},
+                              {"uri", m.uri},
+                              {"relative", m.relative}});
+    }
+    j["metadata"] = MetadataJson(md);
+    return std::make_shared<const std::string>(
+        j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  }
+  if (parts.size() == 1 && parts[0] == "metadata.json") {
+    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));
+    return std::make_shared<const std::string>(
+        MetadataJson(md).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  }
+  if (parts.size() == 2 && parts[0] == "metadata") {
+    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));
+    auto it = md.find(UnescapeName(parts[1]));
+    if (it == md.end()) return Error::NotFound(fmt::format("metadata/{}: no such key", parts[1]));
+    return std::make_shared<const std::string>(MetadataText(it->second));
+  }
+  return Error::NotFound(fmt::format("{}: no such file", fmt::join(parts, "/")));
+}
+
+Result<NodeAttr> GroupTree::GetAttr(const std::string& path) {
+  std::vector<std::string> parts = SplitPath(path);
+  NodeAttr a;
+  a.immutable = options_.timestamp_ms.has_value();
+  if (parts.empty() || (parts.size() == 1 && parts[0] == "metadata")) {
+    a.type = NodeType::kDirectory;
+    return a;
+  }
+  if (parts[0] == "group.json" || parts[0] == "metadata.json" || parts[0] == "metadata") {
+    ASSIGN_OR_RETURN(auto s, RenderOwn(parts));
+    a.size = s->size();
+    return a;
+  }
+  ASSIGN_OR_RETURN(Tree * m, Member(parts[0]));
+  std::string rest = path.substr(std::min(path.size(), parts[0].size() + 1));
+  return m->GetAttr(parts.size() == 1 ? "" : rest);
+}
+
+Result<std::vector<DirEntryAttr>> GroupTree::List(const std::string& path) {
+  std::vector<std::string> parts = SplitPath(path);
+  const core::EncryptionKey* key = options_.key ? &*options_.key : nullptr;
+  std::vector<DirEntryAttr> out;
+  if (parts.empty()) {
+    for (const char* n : {"group.json", "metadata", "metadata.json"}) {
+      ASSIGN_OR_RETURN(NodeAttr a, GetAttr(n));
+      out.push_back({n, a});
+    }
+    ASSIGN_OR_RETURN(auto members, Members());
+    for (const auto& m : members) {
+      NodeAttr a;
+      a.type = NodeType::kDirectory;
+      out.push_back({EscapeName(m.name), a});
+    }
+    return out;
+  }
+  if (parts.size() == 1 && parts[0] == "metadata") {
+    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));
+    for (const auto& [k, v] : md) {
+      NodeAttr a;
+      a.size = MetadataText(v).size();
+      out.push_back({EscapeName(k), a});
+    }
+    return out;
+  }
+  ASSIGN_OR_RETURN(Tree * m, Member(parts[0]));
+  std::string rest = parts.size() == 1 ? "" : path.substr(parts[0].size() + 1);
+  return m->List(rest);
+}
+
+Result<std::unique_ptr<OpenFile>> GroupTree::Open(const std::string& path) {
+  std::vector<std::string> parts = SplitPath(path);
+  if (parts.empty()) return Error::InvalidArgument("/: is a directory");
+  if (parts[0] == "group.json" || parts[0] == "metadata.json" || parts[0] == "metadata") {
+    ASSIGN_OR_RETURN(auto s, RenderOwn(parts));
+    return std::unique_ptr<OpenFile>(new StringFile(s));
+  }
+  ASSIGN_OR_RETURN(Tree * m, Member(parts[0]));
+  if (parts.size() == 1) return Error::InvalidArgument(fmt::format("{}: is a directory", path));
+  return m->Open(path.substr(parts[0].size() + 1));
+}
+
+
+}  // namespace tiledbfs::fusefs

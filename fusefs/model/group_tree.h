@@ -1,0 +1,49 @@
+// The namespace of a group (NAMESPACE.md "A group"): group.json, its
+// metadata, and one folder per member, each an array or group tree opened
+// on first use.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/metadata/group.h"
+#include "fusefs/model/array_tree.h"
+
+namespace tiledbfs::fusefs {
+
+class GroupTree final : public Tree {
+ public:
+  // `root` is the group folder as given by the user (for relative members).
+  static Result<std::unique_ptr<GroupTree>> Open(const std::string& root,
+                                                 std::shared_ptr<const core::Storage> storage,
+                                                 const TreeOptions& options,
+                                                 std::shared_ptr<TreeCaches> caches);
+
+  Result<NodeAttr> GetAttr(const std::string& path) override;
+  Result<std::vector<DirEntryAttr>> List(const std::string& path) override;
+  Result<std::unique_ptr<OpenFile>> Open(const std::string& path) override;
+
+ private:
+  GroupTree() = default;
+  Result<std::vector<core::GroupMember>> Members();
+  // The member tree for a member's file name, opened once.
+  Result<Tree*> Member(const std::string& file_name);
+  Result<std::shared_ptr<const std::string>> RenderOwn(const std::vector<std::string>& parts);
+  uint64_t timestamp() const;
+
+  std::string root_;
+  std::shared_ptr<const core::Storage> storage_;
+  TreeOptions options_;
+  std::shared_ptr<TreeCaches> caches_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Tree>> members_;  // by file name
+};
+
+// Opens the tree for a folder: an array, or a group. Shared by OpenTree and
+// group members.
+Result<std::unique_ptr<Tree>> OpenFolder(const std::string& path, const TreeOptions& options,
+                                         std::shared_ptr<TreeCaches> caches);
+
+}  // namespace tiledbfs::fusefs

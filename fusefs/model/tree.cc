@@ -1,0 +1,41 @@
+#include "fusefs/model/tree.h"
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "core/metadata/group.h"
+#include "fusefs/model/group_tree.h"
+
+namespace tiledbfs::fusefs {
+
+Result<std::unique_ptr<Tree>> OpenFolder(const std::string& path, const TreeOptions& options,
+                                         std::shared_ptr<TreeCaches> caches) {
+  ASSIGN_OR_RETURN(std::shared_ptr<core::LocalStorage> storage, core::LocalStorage::Open(path));
+  if (core::IsGroup(*storage)) {
+    ASSIGN_OR_RETURN(auto g, GroupTree::Open(path, storage, options, std::move(caches)));
+    return std::unique_ptr<Tree>(std::move(g));
+  }
+  ASSIGN_OR_RETURN(auto a, ArrayTree::Open(storage, options, std::move(caches)));
+  return std::unique_ptr<Tree>(std::move(a));
+}
+
+Result<std::unique_ptr<Tree>> OpenTree(const std::string& source, const TreeOptions& options) {
+  auto caches = std::make_shared<TreeCaches>(options.cache_bytes);
+  return OpenFolder(source, options, std::move(caches));
+}
+
+int ErrnoFor(const core::Error& e) {
+  switch (e.code()) {
+    case core::ErrorCode::kCorrupt: return EIO;
+    case core::ErrorCode::kUnsupported: return EIO;
+    case core::ErrorCode::kNotFound: return ENOENT;
+    case core::ErrorCode::kIo: return EIO;
+    case core::ErrorCode::kInvalidArgument: return EINVAL;
+    case core::ErrorCode::kOutOfMemory: return ENOMEM;
+    case core::ErrorCode::kKey: return EACCES;
+  }
+  return EIO;
+}
+
+}  // namespace tiledbfs::fusefs
