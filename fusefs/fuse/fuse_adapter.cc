@@ -1,0 +1,587 @@
+#define FUSE_USE_VERSION 312
+#include "fusefs/fuse/fuse_adapter.h"
+
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <syslog.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <new>
+#include <string_view>
+
+namespace tiledbfs::fusefs {
+namespace {
+
+using core::Error;
+using core::ErrorCode;
+
+// An open file: the snapshot the Tree gave at open, and a lock so that
+// concurrent reads of one handle (readahead) do not race inside it.
+struct FileHandle {
+  std::unique_ptr<OpenFile> file;
+  std::string path;  // for messages
+  std::mutex mu;
+};
+
+// An open directory: the listing taken at opendir, so that readdir serves
+// offsets from one consistent snapshot and cannot fail after the first entry.
+struct DirHandle {
+  std::string path;
+  std::vector<DirEntryAttr> entries;
+};
+
+std::string Display(const std::string& path) { return "/" + path; }
+
+// The one place the sign convention lives: libfuse wants a positive errno.
+void ReplyErr(fuse_req_t req, int err) {
+  assert(err > 0);
+  fuse_reply_err(req, err > 0 ? err : EIO);
+}
+
+mode_t ModeOf(NodeType type) {
+  return type == NodeType::kDirectory ? (S_IFDIR | 0555) : (S_IFREG | 0444);
+}
+
+}  // namespace
+
+// The request handlers. Each is noexcept; Guard is the one catch-all barrier.
+struct FuseOps {
+  static FuseAdapter& Self(fuse_req_t req) {
+    return *static_cast<FuseAdapter*>(fuse_req_userdata(req));
+  }
+
+  static void LogNoThrow(const FuseAdapter& self, const std::string& line) noexcept {
+    try {
+      self.Log(line);
+    } catch (...) {
+    }
+  }
+
+  // Runs `body`, which replies itself as its last step; if it throws, it has
+  // not replied yet, so the barrier replies. `reply_none` for forget.
+  template <class Body>
+  static void Guard(fuse_req_t req, const char* op, Body&& body, bool reply_none = false) noexcept {
+    int err = 0;
+    try {
+      body();
+      return;
+    } catch (const std::bad_alloc&) {
+      err = ENOMEM;
+      LogNoThrow(Self(req), std::string("cannot ") + op + ": out of memory");
+    } catch (const std::exception& e) {
+      err = EIO;
+      LogNoThrow(Self(req), std::string("cannot ") + op + ": unexpected exception: " + e.what());
+    } catch (...) {
+      err = EIO;
+      LogNoThrow(Self(req), std::string("cannot ") + op + ": unexpected exception");
+    }
+    if (reply_none) {
+      fuse_reply_none(req);
+    } else {
+      ReplyErr(req, err);
+    }
+  }
+
+  // Maps a Tree error through the one table and logs it once, here. "Not
+  // found" and "invalid argument" are the caller's business (ls of a missing
+  // name), not worth a log line.
+  static void ReplyError(fuse_req_t req, const char* op, const std::string& path, const Error& e) {
+    int err = ErrnoFor(e);
+    if (err <= 0) err = EIO;
+    if (e.code() != ErrorCode::kNotFound && e.code() != ErrorCode::kInvalidArgument) {
+      Self(req).Log(std::string("cannot ") + op + " " + Display(path) + ": " + e.ToString());
+    }
+    ReplyErr(req, err);
+  }
+
+  static double Timeout(const FuseAdapter& self, bool immutable) {
+    return immutable ? self.options_.immutable_timeout_s : self.options_.live_timeout_s;
+  }
+
+  // Fills `st`; false if the size does not fit off_t (EOVERFLOW).
+  static bool FillStat(const FuseAdapter& self, uint64_t ino, const NodeAttr& attr,
+                       struct stat* st) {
+    if (attr.size > static_cast<uint64_t>(std::numeric_limits<off_t>::max())) return false;
+    *st = {};
+    st->st_ino = ino;
+    st->st_mode = ModeOf(attr.type);
+    st->st_nlink = 1;
+    st->st_uid = self.options_.uid;
+    st->st_gid = self.options_.gid;
+    st->st_size = static_cast<off_t>(attr.size);
+    st->st_blksize = 64 * 1024;
+    st->st_blocks = static_cast<blkcnt_t>(attr.size / 512 + (attr.size % 512 != 0));
+    // Floor division, so that times before the epoch stay correct.
+    int64_t sec = attr.mtime_ms / 1000, ms = attr.mtime_ms % 1000;
+    if (ms < 0) {
+      ms += 1000;
+      sec -= 1;
+    }
+    st->st_mtim.tv_sec = static_cast<time_t>(sec);
+    st->st_mtim.tv_nsec = static_cast<long>(ms * 1000000);
+    st->st_atim = st->st_mtim;
+    st->st_ctim = st->st_mtim;
+    return true;
+  }
+
+  // The path of a node the kernel holds; replies ESTALE and returns nullopt
+  // for a number we do not know (the kernel only uses numbers it looked up).
+  static std::optional<InodeTable::Node> NodeOrReply(fuse_req_t req, fuse_ino_t ino) {
+    auto node = Self(req).inodes_.Get(ino);
+    if (!node) ReplyErr(req, ESTALE);
+    return node;
+  }
+
+  static bool ValidName(const char* name) {
+    const std::string_view n(name);
+    return !n.empty() && n != "." && n != ".." && n.find('/') == std::string_view::npos;
+  }
+
+  // ---- lifecycle
+
+  static void Init(void* userdata, fuse_conn_info* conn) noexcept {
+    conn->max_read = FuseAdapter::kMaxRead;
+    conn->max_readahead = FuseAdapter::kMaxRead;
+    // Several requests in flight at once: reads are independent.
+    if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
+    // Re-read a live file when its size or mtime changed since it was cached.
+    if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+    conn->want &= ~static_cast<unsigned>(FUSE_CAP_WRITEBACK_CACHE);
+  }
+
+  // ---- names and attributes
+
+  static void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
+    Guard(req, "lookup", [&] {
+      FuseAdapter& self = Self(req);
+      auto dir = NodeOrReply(req, parent);
+      if (!dir) return;
+      if (std::strlen(name) > 255) return ReplyErr(req, ENAMETOOLONG);
+      if (!ValidName(name)) return ReplyErr(req, ENOENT);
+      const std::string path = ChildPath(dir->path, name);
+      auto attr = self.tree_->GetAttr(path);
+      if (!attr.ok()) {
+        if (attr.error().code() == ErrorCode::kNotFound) {
+          // A negative entry, cached as long as the parent stays the same.
+          fuse_entry_param e{};
+          e.ino = 0;
+          e.entry_timeout = Timeout(self, dir->immutable);
+          fuse_reply_entry(req, &e);
+          return;
+        }
+        return ReplyError(req, "look up", path, attr.error());
+      }
+      fuse_entry_param e{};
+      if (!FillStat(self, 0, *attr, &e.attr)) return ReplyErr(req, EOVERFLOW);
+      e.ino = self.inodes_.Lookup(path, attr->immutable);
+      e.attr.st_ino = e.ino;
+      e.attr_timeout = e.entry_timeout = Timeout(self, attr->immutable);
+      // If the reply fails (interrupted), the kernel never saw this lookup.
+      if (fuse_reply_entry(req, &e) != 0) self.inodes_.Forget(e.ino, 1);
+    });
+  }
+
+  static void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) noexcept {
+    Guard(
+        req, "forget",
+        [&] {
+          Self(req).inodes_.Forget(ino, nlookup);
+          fuse_reply_none(req);
+        },
+        /*reply_none=*/true);
+  }
+
+  static void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) noexcept {
+    Guard(
+        req, "forget",
+        [&] {
+          for (size_t i = 0; i < count; ++i) {
+            Self(req).inodes_.Forget(forgets[i].ino, forgets[i].nlookup);
+          }
+          fuse_reply_none(req);
+        },
+        /*reply_none=*/true);
+  }
+
+  static void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
+    Guard(req, "stat", [&] {
+      FuseAdapter& self = Self(req);
+      auto node = NodeOrReply(req, ino);
+      if (!node) return;
+      auto attr = self.tree_->GetAttr(node->path);
+      if (!attr.ok()) return ReplyError(req, "stat", node->path, attr.error());
+      struct stat st;
+      if (!FillStat(self, ino, *attr, &st)) return ReplyErr(req, EOVERFLOW);
+      self.inodes_.SetImmutable(ino, attr->immutable);
+      fuse_reply_attr(req, &st, Timeout(self, attr->immutable));
+    });
+  }
+
+  static void StatFs(fuse_req_t req, fuse_ino_t) noexcept {
+    Guard(req, "statfs", [&] {
+      struct statvfs sv {};
+      sv.f_bsize = 4096;
+      sv.f_frsize = 4096;
+      sv.f_namemax = 255;
+      sv.f_flag = ST_RDONLY;
+      fuse_reply_statfs(req, &sv);
+    });
+  }
+
+  // ---- files
+
+  static void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
+    Guard(req, "open", [&] {
+      FuseAdapter& self = Self(req);
+      if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC) != 0) {
+        return ReplyErr(req, EROFS);
+      }
+      auto node = NodeOrReply(req, ino);
+      if (!node) return;
+      auto file = self.tree_->Open(node->path);
+      if (!file.ok()) return ReplyError(req, "open", node->path, file.error());
+      auto handle = std::make_unique<FileHandle>();
+      handle->file = std::move(file).value();
+      handle->path = node->path;
+      fi->fh = reinterpret_cast<uint64_t>(handle.get());
+      fi->keep_cache = node->immutable ? 1 : 0;
+      fi->direct_io = 0;
+      fi->noflush = 1;
+      // On success the kernel owns the handle until release; if the reply
+      // fails (interrupted), release never comes and we free it here.
+      if (fuse_reply_open(req, fi) == 0) handle.release();
+    });
+  }
+
+  static void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t off,
+                   fuse_file_info* fi) noexcept {
+    Guard(req, "read", [&] {
+      auto* h = reinterpret_cast<FileHandle*>(fi->fh);
+      if (off < 0) return ReplyErr(req, EINVAL);
+      size = std::min(size, FuseAdapter::kMaxRead);
+      std::vector<uint8_t> buf(size);
+      size_t got = 0;
+      {
+        std::lock_guard lock(h->mu);
+        // OpenFile::Read may return less than asked only at end of file; loop
+        // anyway, so that a short count here always means end of file.
+        while (got < size) {
+          auto n = h->file->Read(static_cast<uint64_t>(off) + got,
+                                 std::span<uint8_t>(buf.data() + got, size - got));
+          if (!n.ok()) return ReplyError(req, "read", h->path, n.error());
+          if (*n == 0) break;
+          got += std::min(*n, size - got);
+        }
+      }
+      fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), got);
+    });
+  }
+
+  static void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) noexcept {
+    Guard(req, "release", [&] {
+      delete reinterpret_cast<FileHandle*>(fi->fh);
+      fuse_reply_err(req, 0);
+    });
+  }
+
+  // ---- directories
+
+  static void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
+    Guard(req, "list", [&] {
+      FuseAdapter& self = Self(req);
+      auto node = NodeOrReply(req, ino);
+      if (!node) return;
+      auto entries = self.tree_->List(node->path);
+      if (!entries.ok()) return ReplyError(req, "list", node->path, entries.error());
+      auto handle = std::make_unique<DirHandle>();
+      handle->path = node->path;
+      handle->entries = std::move(entries).value();
+      fi->fh = reinterpret_cast<uint64_t>(handle.get());
+      fi->cache_readdir = node->immutable ? 1 : 0;
+      fi->keep_cache = node->immutable ? 1 : 0;
+      if (fuse_reply_open(req, fi) == 0) handle.release();
+    });
+  }
+
+  // Offsets: 0 = start, k = after the k-th entry ("." and ".." come first).
+  static void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
+                      bool plus) {
+    FuseAdapter& self = Self(req);
+    auto* h = reinterpret_cast<DirHandle*>(fi->fh);
+    if (off < 0) return ReplyErr(req, EINVAL);
+    size = std::min(size, FuseAdapter::kMaxRead);
+    std::vector<char> buf(size);
+    size_t used = 0;
+    const size_t total = h->entries.size() + 2;
+    for (size_t i = static_cast<size_t>(off); i < total; ++i) {
+      const bool dot = i < 2;
+      const char* name = i == 0 ? "." : i == 1 ? ".." : h->entries[i - 2].name.c_str();
+      const off_t next = static_cast<off_t>(i + 1);
+      char* at = buf.data() + used;
+      const size_t room = size - used;
+      size_t need;
+      if (dot) {
+        struct stat st {};
+        st.st_ino = i == 0 ? ino : self.inodes_.Peek(ParentPath(h->path));
+        st.st_mode = S_IFDIR;
+        if (plus) {
+          // "." and ".." are not looked up by readdirplus (no count).
+          fuse_entry_param e{};
+          e.attr = st;
+          need = fuse_add_direntry_plus(req, at, room, name, &e, next);
+        } else {
+          need = fuse_add_direntry(req, at, room, name, &st, next);
+        }
+      } else {
+        const DirEntryAttr& entry = h->entries[i - 2];
+        const std::string path = ChildPath(h->path, entry.name);
+        if (plus) {
+          if (fuse_add_direntry_plus(req, nullptr, 0, name, nullptr, 0) > room) break;
+          fuse_entry_param e{};
+          if (!FillStat(self, 0, entry.attr, &e.attr)) {
+            // Cannot be described: list it without attributes (the lookup
+            // that follows reports EOVERFLOW).
+            e.attr.st_mode = ModeOf(entry.attr.type);
+            e.attr.st_ino = self.inodes_.Peek(path);
+          } else {
+            e.ino = self.inodes_.Lookup(path, entry.attr.immutable);
+            e.attr.st_ino = e.ino;
+            e.attr_timeout = e.entry_timeout = Timeout(self, entry.attr.immutable);
+          }
+          need = fuse_add_direntry_plus(req, at, room, name, &e, next);
+        } else {
+          struct stat st {};
+          st.st_ino = self.inodes_.Peek(path);
+          st.st_mode = ModeOf(entry.attr.type);
+          need = fuse_add_direntry(req, at, room, name, &st, next);
+        }
+      }
+      if (need > room) break;  // full; the kernel asks again from `next`
+      used += need;
+    }
+    fuse_reply_buf(req, buf.data(), used);
+  }
+
+  static void ReadDirPlain(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                           fuse_file_info* fi) noexcept {
+    Guard(req, "list", [&] { ReadDir(req, ino, size, off, fi, /*plus=*/false); });
+  }
+
+  static void ReadDirPlus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                          fuse_file_info* fi) noexcept {
+    Guard(req, "list", [&] { ReadDir(req, ino, size, off, fi, /*plus=*/true); });
+  }
+
+  static void ReleaseDir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) noexcept {
+    Guard(req, "release", [&] {
+      delete reinterpret_cast<DirHandle*>(fi->fh);
+      fuse_reply_err(req, 0);
+    });
+  }
+
+  // ---- extended attributes: none, but answered (no ENOSYS)
+
+  static void GetXattr(fuse_req_t req, fuse_ino_t, const char*, size_t) noexcept {
+    Guard(req, "getxattr", [&] { ReplyErr(req, ENODATA); });
+  }
+
+  static void ListXattr(fuse_req_t req, fuse_ino_t, size_t size) noexcept {
+    Guard(req, "listxattr", [&] {
+      if (size == 0) {
+        fuse_reply_xattr(req, 0);
+      } else {
+        fuse_reply_buf(req, nullptr, 0);
+      }
+    });
+  }
+
+  // ---- everything that would change something: EROFS
+
+  static void Rofs(fuse_req_t req) noexcept { ReplyErr(req, EROFS); }
+  static void SetAttr(fuse_req_t req, fuse_ino_t, struct stat*, int, fuse_file_info*) noexcept {
+    Rofs(req);
+  }
+  static void MkNod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) noexcept { Rofs(req); }
+  static void MkDir(fuse_req_t req, fuse_ino_t, const char*, mode_t) noexcept { Rofs(req); }
+  static void Unlink(fuse_req_t req, fuse_ino_t, const char*) noexcept { Rofs(req); }
+  static void RmDir(fuse_req_t req, fuse_ino_t, const char*) noexcept { Rofs(req); }
+  static void Symlink(fuse_req_t req, const char*, fuse_ino_t, const char*) noexcept { Rofs(req); }
+  static void Rename(fuse_req_t req, fuse_ino_t, const char*, fuse_ino_t, const char*,
+                     unsigned) noexcept {
+    Rofs(req);
+  }
+  static void Link(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) noexcept { Rofs(req); }
+  static void Write(fuse_req_t req, fuse_ino_t, const char*, size_t, off_t,
+                    fuse_file_info*) noexcept {
+    Rofs(req);
+  }
+  static void Create(fuse_req_t req, fuse_ino_t, const char*, mode_t, fuse_file_info*) noexcept {
+    Rofs(req);
+  }
+  static void SetXattr(fuse_req_t req, fuse_ino_t, const char*, const char*, size_t, int) noexcept {
+    Rofs(req);
+  }
+  static void RemoveXattr(fuse_req_t req, fuse_ino_t, const char*) noexcept { Rofs(req); }
+  static void Fallocate(fuse_req_t req, fuse_ino_t, int, off_t, off_t, fuse_file_info*) noexcept {
+    Rofs(req);
+  }
+  static void CopyFileRange(fuse_req_t req, fuse_ino_t, off_t, fuse_file_info*, fuse_ino_t, off_t,
+                            fuse_file_info*, size_t, int) noexcept {
+    Rofs(req);
+  }
+
+  static fuse_lowlevel_ops Table() {
+    fuse_lowlevel_ops ops{};
+    ops.init = Init;
+    ops.lookup = Lookup;
+    ops.forget = Forget;
+    ops.forget_multi = ForgetMulti;
+    ops.getattr = GetAttr;
+    ops.statfs = StatFs;
+    ops.open = Open;
+    ops.read = Read;
+    ops.release = Release;
+    ops.opendir = OpenDir;
+    ops.readdir = ReadDirPlain;
+    ops.readdirplus = ReadDirPlus;
+    ops.releasedir = ReleaseDir;
+    ops.getxattr = GetXattr;
+    ops.listxattr = ListXattr;
+    ops.setattr = SetAttr;
+    ops.mknod = MkNod;
+    ops.mkdir = MkDir;
+    ops.unlink = Unlink;
+    ops.rmdir = RmDir;
+    ops.symlink = Symlink;
+    ops.rename = Rename;
+    ops.link = Link;
+    ops.write = Write;
+    ops.create = Create;
+    ops.setxattr = SetXattr;
+    ops.removexattr = RemoveXattr;
+    ops.fallocate = Fallocate;
+    ops.copy_file_range = CopyFileRange;
+    return ops;
+  }
+};
+
+namespace {
+
+// libfuse splits -o values at commas; a backslash keeps one in a value.
+std::string EscapeOptionValue(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == ',' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+FuseAdapter::FuseAdapter(std::unique_ptr<Tree> tree, AdapterOptions options)
+    : tree_(std::move(tree)), options_(options) {}
+
+FuseAdapter::~FuseAdapter() {
+  Unmount();
+  if (session_ != nullptr) fuse_session_destroy(session_);
+}
+
+void FuseAdapter::SetLogSink(std::function<void(const std::string&)> sink) {
+  log_ = std::move(sink);
+}
+
+void FuseAdapter::Log(const std::string& line) const {
+  if (log_) {
+    log_(line);
+  } else {
+    std::fprintf(stderr, "tiledbfs: %s\n", line.c_str());
+  }
+}
+
+core::Status FuseAdapter::Mount(const MountConfig& config) {
+  if (session_ != nullptr) return Error::InvalidArgument("already mounted");
+  config_ = config;
+  std::vector<std::string> args = {"tiledbfs"};
+  std::string opts = "default_permissions,subtype=tiledbfs,max_read=" + std::to_string(kMaxRead);
+  if (config.kernel_read_only) opts += ",ro";
+  if (!config.fsname.empty()) opts += ",fsname=" + EscapeOptionValue(config.fsname);
+  args.push_back("-o");
+  args.push_back(opts);
+  for (const std::string& o : config.fuse_options) {
+    args.push_back("-o");
+    args.push_back(o);
+  }
+  if (config.debug) args.push_back("-d");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(args.size()), argv.data());
+  const fuse_lowlevel_ops ops = FuseOps::Table();
+  session_ = fuse_session_new(&fargs, &ops, sizeof(ops), this);
+  fuse_opt_free_args(&fargs);
+  if (session_ == nullptr) {
+    return Error::InvalidArgument("libfuse rejected the mount options");
+  }
+  if (fuse_session_mount(session_, config.mountpoint.c_str()) != 0) {
+    fuse_session_destroy(session_);
+    session_ = nullptr;
+    return Error::Io("cannot mount on " + config.mountpoint);
+  }
+  mounted_ = true;
+  return core::Ok();
+}
+
+core::Status FuseAdapter::Daemonize(bool foreground) {
+  if (fuse_daemonize(foreground ? 1 : 0) != 0) return Error::Io("cannot detach from the terminal");
+  if (!foreground) {
+    openlog("tiledbfs", LOG_PID, LOG_DAEMON);
+    SetLogSink([](const std::string& line) { syslog(LOG_ERR, "%s", line.c_str()); });
+  }
+  return core::Ok();
+}
+
+core::Status FuseAdapter::Serve() {
+  if (session_ == nullptr || !mounted_) return Error::InvalidArgument("not mounted");
+  const bool signals = config_.handle_signals;
+  if (signals && fuse_set_signal_handlers(session_) != 0) {
+    return Error::Io("cannot set signal handlers");
+  }
+  int rc;
+  if (config_.single_thread) {
+    rc = fuse_session_loop(session_);
+  } else {
+    fuse_loop_config* loop = fuse_loop_cfg_create();
+    if (loop == nullptr) {
+      if (signals) fuse_remove_signal_handlers(session_);
+      return Error::OutOfMemory("cannot create the loop configuration");
+    }
+    fuse_loop_cfg_set_clone_fd(loop, 0);
+    fuse_loop_cfg_set_max_threads(loop, config_.max_threads);
+    rc = fuse_session_loop_mt(session_, loop);
+    fuse_loop_cfg_destroy(loop);
+  }
+  if (signals) fuse_remove_signal_handlers(session_);
+  Unmount();
+  // A positive value is the signal that ended the loop: a normal stop.
+  if (rc < 0) return Error::Io(std::string("the FUSE session failed: ") + std::strerror(-rc));
+  return core::Ok();
+}
+
+void FuseAdapter::Unmount() {
+  if (session_ != nullptr && mounted_) {
+    fuse_session_unmount(session_);
+    mounted_ = false;
+  }
+}
+
+}  // namespace tiledbfs::fusefs

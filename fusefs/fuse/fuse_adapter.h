@@ -1,0 +1,129 @@
+// The thin libfuse (low-level API) adapter: serves a Tree through a FUSE
+// session. No global state: everything lives in a FuseAdapter object, which
+// a test can construct twice in one process (over two trees, two mounts).
+//
+// Every request handler is a noexcept adapter: it checks its arguments, makes
+// one call into the Tree, maps an error through ErrnoFor (tree.h, one table),
+// and replies. One barrier catches anything thrown so that nothing unwinds
+// into libfuse (std::bad_alloc -> ENOMEM, anything else -> EIO). Failures
+// other than "not found" and "invalid argument" are logged once, here, as
+// "cannot <op> /<path>: <reason>" (stderr, or syslog once daemonized).
+//
+// The contracts we give the kernel:
+// - Read-only: every mutating request (create, mkdir, mknod, unlink, rmdir,
+//   rename, write, setattr (truncate, chmod, chown, utimens), symlink, link,
+//   setxattr, removexattr, fallocate, copy_file_range) and every open for
+//   writing or with O_TRUNC answers EROFS. The kernel mount is also 'ro', so
+//   most of these never reach us.
+// - stat tells the truth: st_size = NodeAttr.size (exactly what a full read
+//   returns), st_blocks = ceil(size / 512) (for du), st_mtime = st_ctime =
+//   st_atime = mtime_ms; modes 0444 (files) and 0555 (directories); owner
+//   = the mounting user; st_nlink 1 (directories: "unknown", so that find
+//   does not guess subdirectory counts).
+// - Inode numbers are stable for the mount's life (see inode_table.h).
+// - Caching: nodes whose attributes say immutable (history views, a pinned
+//   timestamp) get entry and attribute timeouts of a year and keep_cache
+//   (and cached directory listings), since they never change. Live nodes
+//   (the latest view) get 1 second timeouts: a new commit shows up in
+//   attributes and listings at most 1 s later, and an open of a live file
+//   drops the kernel's cached pages (no keep_cache) so it reads the snapshot
+//   that open took. direct_io stays off for both, so mmap works.
+// - Read fills the whole request except at end of file; an error after some
+//   bytes were read fails the whole request (a short read would look like
+//   end of file). An open file reads the snapshot it was opened on.
+// - readdir lists the snapshot taken at opendir, so it can only fail before
+//   the first entry (at opendir); offsets are entry indices, so a listing
+//   continues correctly across requests. readdirplus gives attributes too.
+// - Reads and readahead of up to 1 MiB per request (max_read, max_readahead;
+//   the kernel may cap readahead lower: /sys/class/bdi/<dev>/read_ahead_kb).
+//
+// Threads: the Tree's methods are called from several threads at once (the
+// multithreaded loop), so the Tree must be thread-safe; reads of one
+// OpenFile are serialized by the adapter.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fusefs/fuse/inode_table.h"
+#include "fusefs/model/tree.h"
+
+struct fuse_session;
+
+namespace tiledbfs::fusefs {
+
+struct AdapterOptions {
+  uid_t uid = 0;  // owner of every node: the mounting user
+  gid_t gid = 0;
+  double live_timeout_s = 1.0;
+  double immutable_timeout_s = 365.0 * 24 * 3600;
+};
+
+struct MountConfig {
+  std::string mountpoint;  // an absolute path (the process may chdir("/"))
+  std::string fsname;      // the source column of /proc/mounts
+  // Extra libfuse options, one per element without "-o": allow_other, ...
+  std::vector<std::string> fuse_options;
+  bool debug = false;          // libfuse prints every request
+  bool single_thread = false;  // fuse_session_loop instead of the mt loop
+  unsigned max_threads = 16;
+  // Serve() stops on SIGINT/SIGTERM/SIGHUP (libfuse keeps one such session
+  // per process: turn off for a second adapter serving in the same process).
+  bool handle_signals = true;
+  // Tests only: leave the kernel mount writable so that mutating requests
+  // reach the adapter and its own EROFS answers can be checked.
+  bool kernel_read_only = true;
+};
+
+class FuseAdapter {
+ public:
+  static constexpr size_t kMaxRead = size_t{1} << 20;
+
+  FuseAdapter(std::unique_ptr<Tree> tree, AdapterOptions options);
+  ~FuseAdapter();  // unmounts (if mounted) and destroys the session
+  FuseAdapter(const FuseAdapter&) = delete;
+  FuseAdapter& operator=(const FuseAdapter&) = delete;
+
+  // Creates the session (read-only, default_permissions, fsname, subtype
+  // tiledbfs, max_read 1 MiB, plus config.fuse_options) and mounts it.
+  // Errors: kInvalidArgument (libfuse rejected an option; it printed which),
+  // kIo (the mount failed: mount point, permissions, /dev/fuse). On failure
+  // nothing is mounted. Call once.
+  core::Status Mount(const MountConfig& config);
+
+  // Unless `foreground`, detaches from the terminal (fuse_daemonize: the
+  // calling process exits 0 once the child runs, so call this only after
+  // Mount succeeded) and logs to syslog from then on. Errors: kIo.
+  core::Status Daemonize(bool foreground);
+
+  // Serves requests until the file system is unmounted or (handle_signals)
+  // the process gets SIGINT, SIGTERM or SIGHUP; then unmounts. Errors: kIo
+  // (the loop failed).
+  core::Status Serve();
+
+  // Unmounts now (idempotent).
+  void Unmount();
+
+  // Where "cannot <op> ..." lines go (default: stderr).
+  void SetLogSink(std::function<void(const std::string&)> sink);
+
+ private:
+  friend struct FuseOps;
+
+  void Log(const std::string& line) const;
+
+  std::unique_ptr<Tree> tree_;
+  AdapterOptions options_;
+  InodeTable inodes_;
+  MountConfig config_;
+  ::fuse_session* session_ = nullptr;
+  bool mounted_ = false;
+  std::function<void(const std::string&)> log_;
+};
+
+}  // namespace tiledbfs::fusefs

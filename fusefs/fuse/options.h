@@ -1,0 +1,72 @@
+// The command line of `tiledbfs` and the values of its own -o options, parsed
+// without libfuse and without I/O (except ReadKeyFile), so a unit test can
+// drive every form. Options that are not ours are kept, in order, for
+// libfuse (fuse_session_new), which rejects the ones it does not know.
+//
+//   tiledbfs [options] ARRAY_OR_GROUP MOUNTPOINT
+//     -o timestamp=T      pin the root view: T is milliseconds since the
+//                         epoch or ISO 8601 UTC, YYYY-MM-DDTHH:MM:SS with
+//                         optional fraction and optional Z: exactly the
+//                         forms a history/<T> lookup accepts (ParseInstant,
+//                         fusefs/model/instant.h)
+//     -o key_file=PATH    AES-256-GCM key: 32 raw bytes, or 64 hex digits
+//                         (read by ReadKeyFile, fusefs/model/key_file.h)
+//     -o cache_size=SIZE  decoded-tile cache: bytes, or with K/M/G/T (binary
+//                         multiples, optional B or iB, any case): 256M, 1G
+//     -o OPT[=V]          any other: passed to libfuse (allow_other, ...)
+//     -f                  stay in the foreground
+//     -d, -o debug        foreground, and libfuse prints every request
+//     -s                  serve with a single thread
+//     -h, --help          usage and libfuse's mount options
+//     -V, --version       versions
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/util/result.h"
+
+namespace tiledbfs::fusefs {
+
+using core::Result;
+
+struct CommandLine {
+  std::string source;      // ARRAY_OR_GROUP, as given
+  std::string mountpoint;  // MOUNTPOINT, as given
+  std::optional<int64_t> timestamp_ms;
+  std::optional<std::string> key_file;
+  std::optional<uint64_t> cache_bytes;
+  bool foreground = false;
+  bool debug = false;
+  bool single_thread = false;
+  bool help = false;     // the positional arguments are then not required
+  bool version = false;  // likewise
+  // Options for libfuse, one per element, without "-o" ("allow_other",
+  // "fsname=x"). 'ro' is dropped (every mount is read-only); 'debug' sets
+  // `debug` instead.
+  std::vector<std::string> fuse_options;
+};
+
+// Parses the arguments after argv[0]. Errors: kInvalidArgument with a message
+// for the user ("unknown option -x", "missing MOUNTPOINT", "bad timestamp
+// 'x': ...", "'rw' is not supported: tiledbfs mounts are read-only").
+Result<CommandLine> ParseCommandLine(std::span<const std::string> args);
+
+// Splits one -o value at commas ("a,b=c" -> {"a", "b=c"}); a backslash
+// escapes the next character, as in libfuse. Empty items are dropped.
+std::vector<std::string> SplitOptionList(std::string_view list);
+
+// "1700000002000" or "2023-11-14T22:13:20", "...:20.5", "...:20.500Z": the
+// model's ParseInstant, with a message for the user. Errors:
+// kInvalidArgument (not an instant, before 1970).
+Result<int64_t> ParseTimestamp(std::string_view text);
+
+// "1048576", "512K", "256M", "256MiB", "1g", "2T". Errors: kInvalidArgument
+// (empty, not a number, unknown suffix, overflows 64 bits).
+Result<uint64_t> ParseSize(std::string_view text);
+
+}  // namespace tiledbfs::fusefs

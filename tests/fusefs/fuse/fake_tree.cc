@@ -1,0 +1,146 @@
+#include "tests/fusefs/fuse/fake_tree.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "fusefs/fuse/inode_table.h"
+
+namespace tiledbfs::fusefs::testing {
+namespace {
+
+using core::Error;
+
+constexpr int64_t kLiveMtime = 1700000001234;
+constexpr int64_t kFrozenMtime = 1700000000000;
+
+std::string Pattern(size_t n, unsigned period) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>(i % period);
+  return s;
+}
+
+std::string Counter(int n) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "open %08d\n", n);
+  return buf;
+}
+
+class StringFile : public OpenFile {
+ public:
+  StringFile(std::string data, size_t max_chunk, bool corrupt, bool throws)
+      : data_(std::move(data)), max_chunk_(max_chunk), corrupt_(corrupt), throws_(throws) {}
+  uint64_t size() const override { return data_.size(); }
+  Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
+    if (corrupt_) return Error::Corrupt("__fragments/x/a0.tdb offset 64: tile checksum mismatch");
+    if (throws_) throw std::runtime_error("fake tree: deliberate exception");
+    if (offset >= data_.size()) return size_t{0};
+    const size_t n = std::min({out.size(), data_.size() - static_cast<size_t>(offset), max_chunk_});
+    std::memcpy(out.data(), data_.data() + offset, n);
+    return n;
+  }
+
+ private:
+  std::string data_;
+  size_t max_chunk_;
+  bool corrupt_;
+  bool throws_;
+};
+
+}  // namespace
+
+void FakeTree::AddDir(const std::string& path, bool immutable) {
+  Node n;
+  n.attr.type = NodeType::kDirectory;
+  n.attr.mtime_ms = immutable ? kFrozenMtime : kLiveMtime;
+  n.attr.immutable = immutable;
+  nodes_[path] = std::move(n);
+}
+
+void FakeTree::AddFile(const std::string& path, std::function<std::string()> content, uint64_t size,
+                       bool immutable, Node::Fault fault) {
+  Node n;
+  n.attr.type = NodeType::kFile;
+  n.attr.size = size;
+  n.attr.mtime_ms = immutable ? kFrozenMtime : kLiveMtime;
+  n.attr.immutable = immutable;
+  n.content = std::move(content);
+  n.fault = fault;
+  nodes_[path] = std::move(n);
+}
+
+FakeTree::FakeTree() {
+  auto text = [](std::string s) { return [s] { return s; }; };
+  AddDir("");
+  AddFile("hello.txt", text("hello, world\n"), 13);
+  AddFile("empty", text(""), 0);
+  const size_t big = (size_t{5} << 20) + 123;
+  AddFile(
+      "big.bin", [big] { return Pattern(big, 251); }, big);
+  AddFile(
+      "chunky.bin", [] { return Pattern(300001, 253); }, 300001, false, Node::Fault::kChunky);
+  AddFile("name, with %2F.txt", text("odd\n"), 4);
+  AddFile(
+      "counter.txt", [this] { return Counter(++live_opens_); }, 14);
+  AddDir("dir");
+  AddFile("dir/a.txt", text("a\n"), 2);
+  AddFile("dir/b.txt", text("bb\n"), 3);
+  AddDir("dir/sub");
+  AddFile("dir/sub/c.txt", text("ccc\n"), 4);
+  AddDir("many");
+  for (int i = 0; i < 2000; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "f%04d", i);
+    AddFile(std::string("many/") + name, text(std::string(name) + "\n"), 6);
+  }
+  AddDir("history");
+  const std::string h = "history/2023-11-14T22:13:20.000Z";
+  AddDir(h, true);
+  AddFile(h + "/x.txt", text("x\n"), 2, true);
+  AddFile(
+      h + "/counter.txt", [this] { return Counter(++frozen_opens_); }, 14, true);
+  AddDir("broken");
+  AddFile("broken/corrupt.bin", text(std::string(100, 'c')), 100, false, Node::Fault::kReadCorrupt);
+  AddFile("broken/locked.bin", text(std::string(10, 'k')), 10, false, Node::Fault::kOpenKey);
+  AddFile("broken/throws.bin", text(std::string(10, 't')), 10, false, Node::Fault::kReadThrows);
+  AddDir("broken/unlistable");
+  nodes_["broken/unlistable"].fault = Node::Fault::kListCorrupt;
+}
+
+Result<NodeAttr> FakeTree::GetAttr(const std::string& path) {
+  auto it = nodes_.find(path);
+  if (it == nodes_.end()) return Error::NotFound("no such file: " + path);
+  return it->second.attr;
+}
+
+Result<std::vector<DirEntryAttr>> FakeTree::List(const std::string& path) {
+  auto it = nodes_.find(path);
+  if (it == nodes_.end()) return Error::NotFound("no such directory: " + path);
+  if (it->second.attr.type != NodeType::kDirectory) {
+    return Error::InvalidArgument("not a directory: " + path);
+  }
+  if (it->second.fault == Node::Fault::kListCorrupt) {
+    return Error::Corrupt("__schema/__1_1_x: bad attribute count");
+  }
+  std::vector<DirEntryAttr> out;
+  for (const auto& [p, n] : nodes_) {
+    if (p.empty() || ParentPath(p) != path) continue;
+    out.push_back({p.substr(path.empty() ? 0 : path.size() + 1), n.attr});
+  }
+  return out;
+}
+
+Result<std::unique_ptr<OpenFile>> FakeTree::Open(const std::string& path) {
+  auto it = nodes_.find(path);
+  if (it == nodes_.end()) return Error::NotFound("no such file: " + path);
+  const Node& n = it->second;
+  if (n.attr.type != NodeType::kFile) return Error::InvalidArgument("a directory: " + path);
+  if (n.fault == Node::Fault::kOpenKey) return Error::Key("wrong key for __fragments/x");
+  const size_t chunk = n.fault == Node::Fault::kChunky ? 1000 : SIZE_MAX;
+  return std::unique_ptr<OpenFile>(
+      std::make_unique<StringFile>(n.content(), chunk, n.fault == Node::Fault::kReadCorrupt,
+                                   n.fault == Node::Fault::kReadThrows));
+}
+
+}  // namespace tiledbfs::fusefs::testing

@@ -1,0 +1,56 @@
+// A small in-memory Tree for exercising the FUSE adapter through a real
+// mount without the TileDB model (tests/mount/adapter_mount_test.py checks
+// exactly this layout):
+//
+//   hello.txt            "hello, world\n", mtime 1700000001234 ms, live
+//   empty                0 bytes
+//   big.bin              5 MiB + 123 bytes, byte i = i % 251
+//   chunky.bin           300001 bytes, byte i = i % 253; Read returns at
+//                        most 1000 bytes per call (the adapter must loop)
+//   name, with %2F.txt   "odd\n"
+//   counter.txt          live: each open reads "open 00000001\n", then 2, ...
+//   dir/a.txt "a\n", dir/b.txt "bb\n", dir/sub/c.txt "ccc\n"
+//   many/f0000 .. many/f1999   "f0000\n" ...
+//   history/2023-11-14T22:13:20.000Z/   immutable (mtime 1700000000000):
+//       x.txt "x\n", counter.txt (as above, but immutable: kernel-cached)
+//   broken/corrupt.bin   100 bytes; Read fails kCorrupt
+//   broken/locked.bin    10 bytes; Open fails kKey
+//   broken/throws.bin    10 bytes; Read throws std::runtime_error
+//   broken/unlistable/   List fails kCorrupt
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fusefs/model/tree.h"
+
+namespace tiledbfs::fusefs::testing {
+
+class FakeTree : public Tree {
+ public:
+  FakeTree();
+  Result<NodeAttr> GetAttr(const std::string& path) override;
+  Result<std::vector<DirEntryAttr>> List(const std::string& path) override;
+  Result<std::unique_ptr<OpenFile>> Open(const std::string& path) override;
+
+ private:
+  struct Node {
+    NodeAttr attr;
+    std::function<std::string()> content;  // files: made at open
+    enum class Fault { kNone, kReadCorrupt, kOpenKey, kReadThrows, kListCorrupt, kChunky };
+    Fault fault = Fault::kNone;
+  };
+  void AddDir(const std::string& path, bool immutable = false);
+  void AddFile(const std::string& path, std::function<std::string()> content, uint64_t size,
+               bool immutable = false, Node::Fault fault = Node::Fault::kNone);
+
+  std::map<std::string, Node> nodes_;
+  std::atomic<int> live_opens_{0};
+  std::atomic<int> frozen_opens_{0};
+};
+
+}  // namespace tiledbfs::fusefs::testing

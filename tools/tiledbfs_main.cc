@@ -1,0 +1,191 @@
+// tiledbfs: mounts a TileDB array or group, read-only, with FUSE.
+//
+//   tiledbfs [options] ARRAY_OR_GROUP MOUNTPOINT
+//
+// Options (fusefs/fuse/options.h has the exact forms):
+//   -o timestamp=T      pin the view: ms since the epoch, or ISO 8601 UTC
+//                       (2023-11-14T22:13:22, ...22.500, ...22.500Z)
+//   -o key_file=PATH    key of an encrypted array: 32 raw bytes or 64 hex
+//                       digits (trailing newline ok); never printed
+//   -o cache_size=SIZE  decoded-tile cache, e.g. 256M (default), 1G
+//   -f                  foreground;  -d  debug (foreground, libfuse traces)
+//   -s                  single-threaded
+//   -o OPT              other FUSE mount options pass through (allow_other,
+//                       default_permissions is always on; never 'rw')
+//   -h, --help; -V, --version
+//
+// The command returns only once the array was opened and checked (OpenTree)
+// and the mount is live: it detaches (fuse_daemonize) after mounting.
+//
+// Exit codes:
+//   0  mounted (the daemon serves in the background), or -h / -V; in the
+//      foreground, 0 once unmounted
+//   1  usage: bad command line, bad option value (timestamp, cache_size),
+//      or a mount option libfuse rejects
+//   2  cannot open the array or group: not found, not an array or group,
+//      corrupt, unsupported, I/O error
+//   3  key problem: the key file cannot be read or is malformed, or the
+//      array needs a key that was not given, or the key is wrong
+//   4  mount point problem or mount failure: missing or not a directory,
+//      no permission, no /dev/fuse, mount(2)/fusermount3 failed, or the
+//      FUSE session failed
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include "fusefs/fuse/fuse_adapter.h"
+#include "fusefs/fuse/options.h"
+#include "fusefs/model/key_file.h"
+#include "fusefs/model/tree.h"
+
+#ifndef TILEDBFS_VERSION
+#define TILEDBFS_VERSION "unknown"
+#endif
+
+namespace {
+
+using tiledbfs::core::ErrorCode;
+namespace fs = tiledbfs::fusefs;
+
+constexpr int kExitUsage = 1;
+constexpr int kExitArray = 2;
+constexpr int kExitKey = 3;
+constexpr int kExitMount = 4;
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out,
+               "usage: tiledbfs [options] ARRAY_OR_GROUP MOUNTPOINT\n"
+               "\n"
+               "Mounts a TileDB array or group as a read-only file system.\n"
+               "\n"
+               "options:\n"
+               "  -o timestamp=T      view the array as of T: milliseconds since the epoch\n"
+               "                      or ISO 8601 UTC (2023-11-14T22:13:20[.000][Z])\n"
+               "  -o key_file=PATH    AES-256-GCM key: 32 raw bytes or 64 hex digits\n"
+               "  -o cache_size=SIZE  decoded tile cache (default 256M; K, M, G, T)\n"
+               "  -f                  stay in the foreground\n"
+               "  -d                  debug: foreground, print every FUSE request\n"
+               "  -s                  single-threaded\n"
+               "  -o OPT[,OPT...]     FUSE mount options (see below), e.g. allow_other\n"
+               "  -h, --help          this help\n"
+               "  -V, --version       versions\n"
+               "\n"
+               "exit codes: 0 mounted, 1 usage, 2 cannot open the array or group,\n"
+               "            3 key problem, 4 mount point problem or mount failed\n"
+               "\n"
+               "unmount with: fusermount3 -u MOUNTPOINT\n");
+}
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "tiledbfs: %s\nTry 'tiledbfs --help' for more information.\n",
+               message.c_str());
+  return kExitUsage;
+}
+
+std::string RealPath(const std::string& path, int* err) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) == nullptr) {
+    *err = errno;
+    return {};
+  }
+  *err = 0;
+  return buf;
+}
+
+int Run(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto parsed = fs::ParseCommandLine(args);
+  if (!parsed.ok()) return UsageError(parsed.error().message());
+  const fs::CommandLine& cl = *parsed;
+  if (cl.help) {
+    PrintUsage(stdout);
+    std::printf("\nFUSE mount options:\n");
+    std::fflush(stdout);
+    fuse_lowlevel_help();
+    return 0;
+  }
+  if (cl.version) {
+    std::printf("tiledbfs version %s\n", TILEDBFS_VERSION);
+    std::fflush(stdout);
+    fuse_lowlevel_version();
+    return 0;
+  }
+
+  fs::TreeOptions tree_options;
+  tree_options.timestamp_ms = cl.timestamp_ms;
+  if (cl.cache_bytes) tree_options.cache_bytes = *cl.cache_bytes;
+  if (cl.key_file) {
+    auto key = fs::ReadKeyFile(*cl.key_file);
+    if (!key.ok()) {
+      std::fprintf(stderr, "tiledbfs: %s\n", key.error().message().c_str());
+      return kExitKey;
+    }
+    tree_options.key = *key;
+  }
+
+  // Absolute paths: a daemon runs in "/".
+  int err = 0;
+  const std::string mountpoint = RealPath(cl.mountpoint, &err);
+  if (err != 0) {
+    std::fprintf(stderr, "tiledbfs: bad mount point %s: %s\n", cl.mountpoint.c_str(),
+                 std::strerror(err));
+    return kExitMount;
+  }
+  struct stat st;
+  if (::stat(mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    std::fprintf(stderr, "tiledbfs: bad mount point %s: not a directory\n", cl.mountpoint.c_str());
+    return kExitMount;
+  }
+  const std::string source = RealPath(cl.source, &err);
+  if (err != 0) {
+    std::fprintf(stderr, "tiledbfs: cannot open %s: %s\n", cl.source.c_str(), std::strerror(err));
+    return kExitArray;
+  }
+
+  auto tree = fs::OpenTree(source, tree_options);
+  if (!tree.ok()) {
+    const auto& e = tree.error();
+    std::fprintf(stderr, "tiledbfs: cannot open %s: %s\n", cl.source.c_str(), e.ToString().c_str());
+    return e.code() == ErrorCode::kKey ? kExitKey : kExitArray;
+  }
+
+  fs::AdapterOptions adapter_options;
+  adapter_options.uid = ::getuid();
+  adapter_options.gid = ::getgid();
+  fs::FuseAdapter adapter(std::move(tree).value(), adapter_options);
+
+  fs::MountConfig config;
+  config.mountpoint = mountpoint;
+  config.fsname = source;
+  config.fuse_options = cl.fuse_options;
+  config.debug = cl.debug;
+  config.single_thread = cl.single_thread;
+  if (auto s = adapter.Mount(config); !s.ok()) {
+    if (s.error().code() == ErrorCode::kInvalidArgument) return UsageError(s.error().message());
+    std::fprintf(stderr, "tiledbfs: %s\n", s.error().message().c_str());
+    return kExitMount;
+  }
+  if (auto s = adapter.Daemonize(cl.foreground); !s.ok()) {
+    std::fprintf(stderr, "tiledbfs: %s\n", s.error().message().c_str());
+    return kExitMount;
+  }
+  if (auto s = adapter.Serve(); !s.ok()) {
+    std::fprintf(stderr, "tiledbfs: %s\n", s.error().message().c_str());
+    return kExitMount;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Run(argc, argv); }
