@@ -87,15 +87,37 @@ Result<uint64_t> Array::LatestInstant() const {
   return all.empty() ? 0 : all.back();
 }
 
+Status Array::LoadConsolidatedFooters() {
+  if (consolidated_loaded_) return Ok();
+  for (const std::string& path : listing_.fragment_meta_files) {
+    ASSIGN_OR_RETURN(std::vector<ConsolidatedFooter> footers,
+                     LoadConsolidatedFragmentMeta(*storage_, path, key(), limits_));
+    for (ConsolidatedFooter& f : footers) {
+      consolidated_footers_.emplace(f.fragment_name, std::move(f));
+    }
+  }
+  consolidated_loaded_ = true;
+  return Ok();
+}
+
 Result<std::shared_ptr<FragmentMetadata>> Array::Fragment(const FragmentEntry& entry) {
+  const ConsolidatedFooter* footer = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = fragments_.find(entry.dir);
     if (it != fragments_.end()) return it->second;
+    TRY(LoadConsolidatedFooters());
+    auto f = consolidated_footers_.find(entry.name.name);
+    if (f != consolidated_footers_.end()) footer = &f->second;
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<FragmentMetadata> md,
-                   FragmentMetadata::Load(storage_, entry.dir, entry.name, schemas_, key(),
-                                          limits_));
+  // A footer from __fragment_meta/ saves reading the fragment's own file.
+  Result<std::shared_ptr<FragmentMetadata>> loaded =
+      footer != nullptr
+          ? FragmentMetadata::FromFooter(storage_, entry.dir, entry.name, footer->footer,
+                                         footer->offset, schemas_, key(), limits_)
+          : FragmentMetadata::Load(storage_, entry.dir, entry.name, schemas_, key(), limits_);
+  if (!loaded.ok()) return loaded.error();
+  std::shared_ptr<FragmentMetadata> md = std::move(loaded).value();
   std::lock_guard<std::mutex> lock(mu_);
   fragments_[entry.dir] = md;
   return md;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/directory/array_directory.h"
+#include "core/fragment/consolidated_fragment_meta.h"
 #include "core/fragment/fragment_metadata.h"
 #include "core/schema/array_schema.h"
 #include "core/storage/storage.h"
@@ -72,6 +73,7 @@ class Array {
 
  private:
   Array() = default;
+  // Loads the consolidated footers once (call with mu_ held).
   Status LoadConsolidatedFooters();
 
   std::shared_ptr<const Storage> storage_;
@@ -85,12 +87,9 @@ class Array {
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<FragmentMetadata>> fragments_;  // by dir
   std::map<uint64_t, std::shared_ptr<const ArrayView>> views_;
-  // Footers from __fragment_meta/*.meta, by fragment name.
-  struct ConsolidatedFooterRef {
-    std::shared_ptr<ByteVec> file;  // the decoded consolidated file
-    uint64_t offset = 0, size = 0;
-  };
-  std::map<std::string, ConsolidatedFooterRef> consolidated_footers_;
+  // Footers from __fragment_meta/*.meta (and legacy *.meta), by fragment
+  // folder name; the first file that holds a fragment wins, as in TileDB.
+  std::map<std::string, ConsolidatedFooter> consolidated_footers_;
   bool consolidated_loaded_ = false;
 };
 

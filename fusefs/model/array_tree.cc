@@ -1,6 +1,7 @@
 #include "fusefs/model/array_tree.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <set>
 
@@ -107,7 +108,9 @@ std::string UnescapeName(const std::string& f) {
 Result<std::unique_ptr<ArrayTree>> ArrayTree::Open(std::shared_ptr<const core::Storage> storage,
                                                    const TreeOptions& options,
                                                    std::shared_ptr<TreeCaches> caches) {
+  static std::atomic<uint64_t> next_id{1};
   std::unique_ptr<ArrayTree> t(new ArrayTree());
+  t->id_ = next_id++;
   t->storage_ = std::move(storage);
   t->options_ = options;
   t->caches_ = std::move(caches);
@@ -158,7 +161,7 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
     std::lock_guard<std::mutex> lock(mu_);
     gen = generation_;
   }
-  scope->key = fmt::format("g{}/t{}/", gen, t);
+  scope->key = fmt::format("a{}/g{}/t{}/", id_, gen, t);
   // fragments/<name>/...: that fragment on its own.
   if (parts.size() >= used + 2 && parts[used] == "fragments") {
     const std::string& name = parts[used + 1];
@@ -179,7 +182,7 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
     fscope->mtime_ms = static_cast<int64_t>(frag->name().t2);
     fscope->immutable = true;
     fscope->root = false;
-    fscope->key = fmt::format("g{}/f/{}/", gen, frag->dir());
+    fscope->key = fmt::format("a{}/g{}/f/{}/", id_, gen, frag->dir());
     scope = fscope;
     used += 2;
   } else if (used == 2) {

@@ -58,6 +58,7 @@ class ArrayTree final : public Tree {
   std::shared_ptr<TreeCaches> caches_;
   std::mutex mu_;
   std::shared_ptr<core::Array> array_;
+  uint64_t id_ = 0;          // unique per tree: caches are shared by a group's members
   uint64_t generation_ = 0;  // bumps at each reopen: part of cache keys
   std::map<std::string, std::shared_ptr<const std::vector<core::Enumeration>>> enums_;
 };

@@ -197,10 +197,17 @@ Result<std::string> RenderTilesCsv(const core::FragmentMetadata& f) {
     bool var, nullable;
   };
   std::vector<Field> fields;
-  for (uint32_t d = 0; d < s.dimensions.size(); ++d) {
-    if (f.dense()) break;
-    fields.push_back({s.dimensions[d].name, core::FieldRef::Dimension(d), s.dimensions[d].type,
-                      s.dimensions[d].var(), false});
+  if (!f.dense() && f.FieldIndex(core::FieldRef::Dimension(0)) < 0 &&
+      f.FieldIndex(core::FieldRef::Coords()) >= 0) {
+    // Format < 5: every dimension zipped in one __coords.tdb.
+    fields.push_back({"__coords", core::FieldRef::Coords(),
+                      s.dimensions.empty() ? core::Datatype::kUInt8 : s.dimensions[0].type, false,
+                      false});
+  } else if (!f.dense()) {
+    for (uint32_t d = 0; d < s.dimensions.size(); ++d) {
+      fields.push_back({s.dimensions[d].name, core::FieldRef::Dimension(d), s.dimensions[d].type,
+                        s.dimensions[d].var(), false});
+    }
   }
   for (uint32_t a = 0; a < s.attributes.size(); ++a) {
     fields.push_back({s.attributes[a].name, core::FieldRef::Attribute(a), s.attributes[a].type,
