@@ -15,6 +15,15 @@
 //   dimension labels            uint32 + DimensionLabel[]   18
 //   enumerations                uint32 + (name, file name)[] 20
 //   current domain              CurrentDomain   22
+//
+// Where TileDB's source differs from the spec tables (TileDB is the truth):
+//  - an attribute ends with uint32 enumeration-name length + name (since 20);
+//  - a dimension label is: uint32 dimension index, uint32 name length, name,
+//    bool relative URI, uint64 URI length, URI, uint32 attribute-name length,
+//    attribute name, uint8 label order, uint8 datatype, uint32 cell_val_num,
+//    bool is-external (no domain);
+//  - the current domain version is 0 (the spec says 1);
+//  - an enumeration file holds its name and path name after the version.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/filters/filter_pipeline.h"
@@ -75,6 +85,7 @@ struct Attribute {
   uint64_t cell_size() const { return var() ? 8 : DatatypeSize(type) * cell_val_num; }
 };
 
+// Not stored on disk: TileDB keeps a label's domain in the label array.
 struct DimensionLabel {
   uint32_t dimension_index = 0;
   uint8_t label_order = 0;
@@ -125,15 +136,38 @@ struct ArraySchema {
   uint64_t timestamp_end = 0;
 
   bool dense() const { return array_type == ArrayType::kDense; }
+  // The pipeline of dimension d's coordinate tiles: its own, or the coords
+  // filters when it has none.
+  const FilterPipeline& dim_filters(size_t d) const {
+    return dimensions[d].filters.empty() ? coords_filters : dimensions[d].filters;
+  }
+  // The reference to the enumeration named `name`, or nullptr.
+  const EnumerationRef* FindEnumeration(std::string_view name) const;
   // Index of an attribute or dimension by name, or -1.
   int AttributeIndex(std::string_view name) const;
   int DimensionIndex(std::string_view name) const;
 };
 
+// The newest format version we read.
+constexpr uint32_t kMaxFormatVersion = 23;
+
+// Before version 6 the fill value is not stored but made from cell_val_num:
+// a fixed cell larger than this is refused (kOutOfMemory) rather than
+// allocated on the word of an untrusted number.
+constexpr uint64_t kMaxDefaultFillBytes = uint64_t{64} << 20;
+
+// TileDB's default fill value for a type (constants::empty_*): one value for
+// var-sized cells, cell_val_num values otherwise. Integers get their minimum
+// (signed) or maximum (unsigned), floats NaN, CHAR 0x80, strings/BOOL/BLOB 0,
+// datetimes and times INT64 min.
+ByteVec DefaultFillValue(Datatype type, uint32_t cell_val_num);
+
 // Parses the unfiltered payload of a schema generic tile. Errors: kCorrupt
 // (truncated, bad enum byte, inconsistent sizes), kUnsupported (unknown
 // datatype or filter, version newer than 23). Legacy versions (< 5) have a
-// single domain datatype: every dimension gets it.
+// single domain datatype: every dimension gets it. Before version 6
+// attributes get DefaultFillValue. Trailing bytes after the schema are
+// corrupt. `name`, timestamps are left empty (the loader sets them).
 Result<ArraySchema> ParseArraySchema(Bytes payload, uint64_t file_offset = 0);
 
 // An enumeration's values. Spec: format_spec/enumeration.md.
@@ -151,6 +185,8 @@ struct Enumeration {
   Bytes value(uint64_t i) const;
 };
 
+// Errors: kCorrupt (truncated, bad sizes or offsets, trailing bytes),
+// kUnsupported (enumeration version > 0, unknown datatype).
 Result<Enumeration> ParseEnumeration(Bytes payload, uint64_t file_offset = 0);
 
 // Loads a schema file (generic tile) from storage, decrypting with `key`
@@ -159,5 +195,22 @@ Result<ArraySchema> LoadArraySchema(const Storage& storage, const std::string& p
                                     const EncryptionKey* key);
 Result<Enumeration> LoadEnumeration(const Storage& storage, const std::string& path,
                                     const EncryptionKey* key);
+
+// Loads every enumeration `schema` refers to, in the schema's order, from
+// "__schema/__enumerations/<path name>" (storage rooted at the array). Each
+// schema (after schema evolution too) names its own files, so the values are
+// those in force with that schema. kCorrupt if a file holds another name.
+Result<std::vector<Enumeration>> LoadSchemaEnumerations(const Storage& storage,
+                                                        const ArraySchema& schema,
+                                                        const EncryptionKey* key);
+
+// The schema as JSON (the shape of the corpus' expected schema.json): keys
+// array_type, tile_order, cell_order, capacity, allows_dups, version,
+// timestamp_range, dims, attrs, [enumerations], [dimension_labels],
+// [current_domain], coords_filters, offsets_filters, validity_filters.
+// `enums` (may be null) supplies enumeration values.
+std::string SchemaToJson(const ArraySchema& schema, const std::vector<Enumeration>* enums);
+// A readable multi-line summary of the same.
+std::string SchemaToText(const ArraySchema& schema, const std::vector<Enumeration>* enums);
 
 }  // namespace tiledbfs::core
