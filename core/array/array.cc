@@ -159,7 +159,7 @@ Result<std::shared_ptr<const ArrayView>> Array::ViewAt(uint64_t t) {
   for (const auto& m : listing_.metadata_files) {
     if (m.t2 <= t) instant = std::max(instant, m.t2);
   }
-  auto view = std::make_shared<const ArrayView>(SchemaAt(t), std::move(in), instant);
+  auto view = std::make_shared<const ArrayView>(SchemaAt(t), std::move(in), instant, tile_cache_);
   std::lock_guard<std::mutex> lock(mu_);
   views_[t] = view;
   return std::shared_ptr<const ArrayView>(view);

@@ -24,6 +24,7 @@
 #include "core/directory/array_directory.h"
 #include "core/fragment/consolidated_fragment_meta.h"
 #include "core/fragment/fragment_metadata.h"
+#include "core/read/tile_cache.h"
 #include "core/schema/array_schema.h"
 #include "core/storage/storage.h"
 
@@ -67,6 +68,10 @@ class Array {
   // Fragment metadata of one committed fragment (cached).
   Result<std::shared_ptr<FragmentMetadata>> Fragment(const FragmentEntry& entry);
 
+  // Decoded tiles shared by this array's views.
+  std::shared_ptr<TileCache> tile_cache() const { return tile_cache_; }
+  void set_tile_cache(std::shared_ptr<TileCache> cache) { tile_cache_ = std::move(cache); }
+
   // True if the array folder changed since this Array was opened (a new
   // commit, vacuum or metadata file): the caller reopens.
   bool Changed() const;
@@ -84,6 +89,7 @@ class Array {
   SchemaMap schemas_;
   std::vector<std::shared_ptr<const ArraySchema>> schema_order_;  // by timestamp
 
+  std::shared_ptr<TileCache> tile_cache_ = std::make_shared<TileCache>(uint64_t{64} << 20);
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<FragmentMetadata>> fragments_;  // by dir
   std::map<uint64_t, std::shared_ptr<const ArrayView>> views_;

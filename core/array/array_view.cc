@@ -52,11 +52,39 @@ Result<std::vector<Range>> ArrayView::NonEmptyDomain() const {
 Result<Column> ArrayView::ReadField(const std::string& name) const {
   ASSIGN_OR_RETURN(const CellIndex* index, Index());
   int d = schema_->DimensionIndex(name);
-  if (d >= 0) {
-    if (schema_->dense()) return DenseDimensionColumn(*schema_, *index, d);
-    return index->dims[d];
+  if (d >= 0 && !schema_->dense()) return index->dims[d];
+  return ReadFieldRange(name, 0, index->cell_count);
+}
+
+Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first,
+                                         uint64_t count) const {
+  ASSIGN_OR_RETURN(const CellIndex* index, Index());
+  if (first > index->cell_count || count > index->cell_count - first) {
+    return Error::InvalidArgument(
+        fmt::format("{}: cells [{}, +{}) of {}", name, first, count, index->cell_count));
   }
-  return GatherAttribute(in_, *index, name);
+  int d = schema_->DimensionIndex(name);
+  if (d >= 0) {
+    if (schema_->dense()) return DenseDimensionColumn(*schema_, *index, d, first, count);
+    const Column& all = index->dims[d];
+    Column c;
+    c.name = all.name;
+    c.type = all.type;
+    c.cell_val_num = all.cell_val_num;
+    c.cell_count = count;
+    if (all.var()) {
+      uint64_t base = all.offsets[first];
+      for (uint64_t i = first; i <= first + count; ++i) c.offsets.push_back(all.offsets[i] - base);
+      c.data.assign(all.data.begin() + static_cast<ptrdiff_t>(base),
+                    all.data.begin() + static_cast<ptrdiff_t>(all.offsets[first + count]));
+    } else {
+      uint64_t cs = all.cell_size();
+      c.data.assign(all.data.begin() + static_cast<ptrdiff_t>(first * cs),
+                    all.data.begin() + static_cast<ptrdiff_t>((first + count) * cs));
+    }
+    return c;
+  }
+  return GatherAttribute(in_, *index, name, first, count, *cache_);
 }
 
 }  // namespace tiledbfs::core

@@ -18,8 +18,11 @@ class Array;
 
 class ArrayView {
  public:
-  ArrayView(std::shared_ptr<const ArraySchema> schema, ViewInputs inputs, uint64_t instant)
-      : schema_(std::move(schema)), in_(std::move(inputs)), instant_(instant) {
+  // `cache` holds decoded tiles, shared with the other views of the array.
+  ArrayView(std::shared_ptr<const ArraySchema> schema, ViewInputs inputs, uint64_t instant,
+            std::shared_ptr<TileCache> cache)
+      : schema_(std::move(schema)), in_(std::move(inputs)), instant_(instant),
+        cache_(std::move(cache)) {
     in_.schema = schema_.get();
   }
 
@@ -46,6 +49,10 @@ class ArrayView {
   // A dimension or attribute of the view's schema, materialised in the
   // view's order. kNotFound for an unknown name.
   Result<Column> ReadField(const std::string& name) const;
+  // Cells [first, first + count) of a field: decodes only the tiles that
+  // hold them (dense views keep no per-cell state, so memory stays bounded
+  // by the tile cache). kInvalidArgument past the end.
+  Result<Column> ReadFieldRange(const std::string& name, uint64_t first, uint64_t count) const;
 
  private:
   Result<const CellIndex*> Index() const;
@@ -53,6 +60,7 @@ class ArrayView {
   std::shared_ptr<const ArraySchema> schema_;
   ViewInputs in_;
   uint64_t instant_;
+  std::shared_ptr<TileCache> cache_;
   mutable std::mutex mu_;
   mutable std::optional<CellIndex> index_;
 };

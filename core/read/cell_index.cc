@@ -24,19 +24,94 @@ std::vector<uint64_t> Strides(const std::vector<uint64_t>& shape) {
   return s;
 }
 
-// Linear index of coordinates `c` in a grid with extents `n`, in `order`
-// (row-major: last fastest; col-major: first fastest).
-uint64_t Linear(const std::vector<uint64_t>& c, const std::vector<uint64_t>& n, Layout order) {
-  uint64_t idx = 0;
-  if (order == Layout::kColMajor) {
-    for (size_t d = c.size(); d-- > 0;) idx = idx * n[d] + c[d];
-  } else {
-    for (size_t d = 0; d < c.size(); ++d) idx = idx * n[d] + c[d];
+}  // namespace
+
+Result<DenseLocator> DenseLocator::Make(const ViewInputs& in, const std::vector<I128>& box_lo,
+                                        const std::vector<uint64_t>& shape) {
+  DenseLocator loc;
+  loc.lo_ = box_lo;
+  loc.shape_ = shape;
+  loc.strides_ = Strides(shape);
+  const size_t dims = shape.size();
+  for (const auto& fp : in.fragments) {
+    const FragmentMetadata& frag = *fp;
+    const FragmentFooter& ft = frag.footer();
+    Frag f;
+    if (ft.null_non_empty_domain || ft.non_empty_domain.size() != dims) {
+      loc.frags_.push_back(std::move(f));
+      continue;
+    }
+    const ArraySchema& fs = frag.schema();
+    f.empty = false;
+    f.tile_order = fs.tile_order;
+    f.cell_order = fs.cell_order;
+    f.a.resize(dims), f.b.resize(dims), f.dom_lo.resize(dims), f.ext.resize(dims);
+    f.tile_first.resize(dims), f.tiles_per_dim.resize(dims), f.cell_ext.resize(dims);
+    for (size_t d = 0; d < dims; ++d) {
+      const Dimension& dim = fs.dimensions[d];
+      f.a[d] = RangeLo(dim, ft.non_empty_domain[d]);
+      f.b[d] = RangeHi(dim, ft.non_empty_domain[d]);
+      f.dom_lo[d] = ToInt128(dim.type, dim.domain.lo);
+      f.ext[d] = dim.tile_extent ? ToInt128(dim.type, *dim.tile_extent)
+                                 : ToInt128(dim.type, dim.domain.hi) - f.dom_lo[d] + 1;
+      if (f.ext[d] <= 0 || f.a[d] < f.dom_lo[d] || f.b[d] < f.a[d]) {
+        return Error::Corrupt(fmt::format("{}: non-empty domain outside the array domain",
+                                          frag.dir()));
+      }
+      f.tile_first[d] = static_cast<uint64_t>((f.a[d] - f.dom_lo[d]) / f.ext[d]);
+      f.tiles_per_dim[d] =
+          static_cast<uint64_t>((f.b[d] - f.dom_lo[d]) / f.ext[d]) - f.tile_first[d] + 1;
+      f.cell_ext[d] = static_cast<uint64_t>(f.ext[d]);
+    }
+    uint64_t tiles = 1;
+    for (uint64_t t : f.tiles_per_dim) tiles *= t;
+    if (tiles != frag.tile_num()) {
+      return Error::Corrupt(fmt::format("{}: {} tiles cover the non-empty domain, metadata has {}",
+                                        frag.dir(), tiles, frag.tile_num()));
+    }
+    loc.frags_.push_back(std::move(f));
   }
-  return idx;
+  return loc;
 }
 
-}  // namespace
+CellRef DenseLocator::Locate(uint64_t i) const {
+  const size_t dims = shape_.size();
+  I128 x[16];
+  std::vector<I128> big;
+  I128* c = x;
+  if (dims > 16) {
+    big.resize(dims);
+    c = big.data();
+  }
+  for (size_t d = 0; d < dims; ++d) c[d] = lo_[d] + static_cast<I128>((i / strides_[d]) % shape_[d]);
+  // Newest fragment first: a cell belongs to the newest fragment that wrote it.
+  for (size_t fi = frags_.size(); fi-- > 0;) {
+    const Frag& f = frags_[fi];
+    if (f.empty) continue;
+    bool inside = true;
+    for (size_t d = 0; d < dims && inside; ++d) inside = c[d] >= f.a[d] && c[d] <= f.b[d];
+    if (!inside) continue;
+    uint64_t tile = 0, pos = 0;
+    auto add = [&](size_t d) {
+      I128 rel = c[d] - f.dom_lo[d];
+      tile = tile * f.tiles_per_dim[d] + (static_cast<uint64_t>(rel / f.ext[d]) - f.tile_first[d]);
+      pos = pos * f.cell_ext[d] + static_cast<uint64_t>(rel % f.ext[d]);
+    };
+    // Tile index in tile order, position in cell order.
+    uint64_t t_row = 0, p_row = 0, t_col = 0, p_col = 0;
+    for (size_t d = 0; d < dims; ++d) add(d);
+    t_row = tile, p_row = pos;
+    tile = pos = 0;
+    for (size_t d = dims; d-- > 0;) add(d);
+    t_col = tile, p_col = pos;
+    CellRef ref;
+    ref.fragment = static_cast<uint32_t>(fi);
+    ref.tile = f.tile_order == Layout::kColMajor ? t_col : t_row;
+    ref.pos = static_cast<uint32_t>(f.cell_order == Layout::kColMajor ? p_col : p_row);
+    return ref;
+  }
+  return CellRef{};
+}
 
 Result<CellIndex> BuildDenseIndex(const ViewInputs& in) {
   const ArraySchema& schema = *in.schema;
@@ -63,9 +138,7 @@ Result<CellIndex> BuildDenseIndex(const ViewInputs& in) {
   for (size_t d = 0; d < dims; ++d) {
     if (hi[d] < lo[d]) return Error::Corrupt("dense non-empty domain with low above high");
     I128 extent = hi[d] - lo[d] + 1;
-    if (extent > (I128(1) << 62)) {
-      return Error::OutOfMemory("dense view too large");
-    }
+    if (extent > (I128(1) << 62)) return Error::OutOfMemory("dense view too large");
     index.shape[d] = static_cast<uint64_t>(extent);
     if (MulOverflow(n, index.shape[d], &n) || n > DefaultLimits().max_view_cells) {
       return Error::OutOfMemory(fmt::format("dense view of more than {} cells",
@@ -78,78 +151,27 @@ Result<CellIndex> BuildDenseIndex(const ViewInputs& in) {
     FromInt128(dim.type, hi[d], index.box[d].hi.data());
   }
   index.cell_count = n;
-  index.refs.assign(n, CellRef{});
-  std::vector<uint64_t> out_strides = Strides(index.shape);
-
-  // Newest fragment first: a cell keeps the first fragment that wrote it.
-  for (size_t fi = in.fragments.size(); fi-- > 0;) {
-    const FragmentMetadata& frag = *in.fragments[fi];
-    const FragmentFooter& ft = frag.footer();
-    if (ft.null_non_empty_domain || ft.non_empty_domain.size() != dims) continue;
-    const ArraySchema& fs = frag.schema();
-    std::vector<I128> a(dims), b(dims), dom_lo(dims), ext(dims);
-    std::vector<uint64_t> tile_first(dims), tiles_per_dim(dims), cell_ext(dims);
-    for (size_t d = 0; d < dims; ++d) {
-      const Dimension& dim = fs.dimensions[d];
-      a[d] = RangeLo(dim, ft.non_empty_domain[d]);
-      b[d] = RangeHi(dim, ft.non_empty_domain[d]);
-      dom_lo[d] = ToInt128(dim.type, dim.domain.lo);
-      ext[d] = dim.tile_extent ? ToInt128(dim.type, *dim.tile_extent)
-                               : ToInt128(dim.type, dim.domain.hi) - dom_lo[d] + 1;
-      if (ext[d] <= 0 || a[d] < dom_lo[d] || b[d] < a[d]) {
-        return Error::Corrupt(fmt::format("{}: non-empty domain outside the array domain",
-                                          frag.dir()));
-      }
-      tile_first[d] = static_cast<uint64_t>((a[d] - dom_lo[d]) / ext[d]);
-      tiles_per_dim[d] = static_cast<uint64_t>((b[d] - dom_lo[d]) / ext[d]) - tile_first[d] + 1;
-      cell_ext[d] = static_cast<uint64_t>(ext[d]);
-    }
-    // Walk every cell of the fragment's non-empty domain in row-major order.
-    std::vector<I128> x(a);
-    std::vector<uint64_t> tc(dims), cc(dims);
-    while (true) {
-      uint64_t out = 0;
-      for (size_t d = 0; d < dims; ++d) out += static_cast<uint64_t>(x[d] - lo[d]) * out_strides[d];
-      CellRef& ref = index.refs[out];
-      if (ref.fragment == CellRef::kFill) {
-        for (size_t d = 0; d < dims; ++d) {
-          I128 rel = x[d] - dom_lo[d];
-          tc[d] = static_cast<uint64_t>(rel / ext[d]) - tile_first[d];
-          cc[d] = static_cast<uint64_t>(rel % ext[d]);
-        }
-        ref.fragment = static_cast<uint32_t>(fi);
-        ref.tile = Linear(tc, tiles_per_dim, fs.tile_order);
-        ref.pos = static_cast<uint32_t>(Linear(cc, cell_ext, fs.cell_order));
-      }
-      size_t d = dims;
-      while (d-- > 0) {
-        if (x[d] < b[d]) {
-          ++x[d];
-          break;
-        }
-        x[d] = a[d];
-      }
-      if (d == static_cast<size_t>(-1)) break;
-    }
-  }
+  ASSIGN_OR_RETURN(DenseLocator loc, DenseLocator::Make(in, lo, index.shape));
+  index.dense = std::move(loc);
   return index;
 }
 
-Column DenseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d) {
+Column DenseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d,
+                            uint64_t first, uint64_t count) {
   const Dimension& dim = schema.dimensions[d];
   Column c;
   c.name = dim.name;
   c.type = dim.type;
   c.cell_val_num = 1;
-  c.cell_count = index.cell_count;
+  c.cell_count = count;
   uint64_t size = DatatypeSize(dim.type);
-  c.data.resize(index.cell_count * size);
-  if (index.cell_count == 0) return c;
+  c.data.resize(count * size);
+  if (count == 0) return c;
   I128 lo = ToInt128(dim.type, index.box[d].lo);
   uint64_t inner = 1;
   for (size_t k = d + 1; k < index.shape.size(); ++k) inner *= index.shape[k];
-  for (uint64_t i = 0; i < index.cell_count; ++i) {
-    uint64_t coord = (i / inner) % index.shape[d];
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t coord = ((first + i) / inner) % index.shape[d];
     FromInt128(dim.type, lo + coord, c.data.data() + i * size);
   }
   return c;
@@ -348,17 +370,22 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
 }
 
 Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
-                               const std::string& name) {
+                               const std::string& name, uint64_t first, uint64_t count,
+                               TileCache& cache) {
   const ArraySchema& schema = *in.schema;
   int ai = schema.AttributeIndex(name);
   if (ai < 0) return Error::NotFound(fmt::format("no attribute '{}'", name));
+  if (first > index.cell_count || count > index.cell_count - first) {
+    return Error::InvalidArgument(fmt::format("cells [{}, +{}) of {}", first, count,
+                                              index.cell_count));
+  }
   const Attribute& attr = schema.attributes[ai];
   Column c;
   c.name = attr.name;
   c.type = attr.type;
   c.cell_val_num = attr.cell_val_num;
   c.nullable = attr.nullable;
-  c.cell_count = index.cell_count;
+  c.cell_count = count;
 
   // The fill cell: the schema's fill value, repeated or cut to a whole cell.
   ByteVec fill = attr.fill_value;
@@ -372,58 +399,52 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   }
 
   // Per fragment: the attribute's index in the fragment's own schema (-1:
-  // the fragment predates the attribute), and how many cells each tile
-  // still has to give, so a decoded tile is dropped after its last use.
+  // the fragment predates the attribute).
   const size_t nf = in.fragments.size();
-  std::vector<int> field(nf, -1);
-  std::vector<std::vector<uint32_t>> remaining(nf);
-  std::vector<std::vector<std::unique_ptr<DecodedTile>>> tiles(nf);
+  std::vector<int> field(nf, -1), footer_index(nf, -1);
   for (size_t f = 0; f < nf; ++f) {
     field[f] = in.fragments[f]->schema().AttributeIndex(name);
     if (field[f] >= 0) {
-      remaining[f].assign(in.fragments[f]->tile_num(), 0);
-      tiles[f].resize(in.fragments[f]->tile_num());
+      footer_index[f] = in.fragments[f]->FieldIndex(FieldRef::Attribute(field[f]));
     }
   }
-  for (const CellRef& r : index.refs) {
-    if (r.fragment != CellRef::kFill && field[r.fragment] >= 0) ++remaining[r.fragment][r.tile];
-  }
-  if (attr.var()) c.offsets.reserve(index.cell_count + 1);
-  else c.data.reserve(index.cell_count * attr.cell_size());
-  if (attr.nullable) c.validity.reserve(index.cell_count);
+  if (attr.var()) c.offsets.reserve(count + 1);
+  else c.data.reserve(count * attr.cell_size());
+  if (attr.nullable) c.validity.reserve(count);
 
-  for (const CellRef& r : index.refs) {
+  std::shared_ptr<const DecodedTile> tile;
+  TileKey tile_key;
+  for (uint64_t i = first; i < first + count; ++i) {
+    CellRef r = index.At(i);
     Bytes value(fill.data(), fill.size());
     uint8_t valid = attr.fill_value_validity;
-    DecodedTile* tile = nullptr;
     if (r.fragment != CellRef::kFill && field[r.fragment] >= 0) {
-      auto& slot = tiles[r.fragment][r.tile];
-      if (!slot) {
-        ASSIGN_OR_RETURN(DecodedTile t, ReadTile(*in.fragments[r.fragment],
-                                                 FieldRef::Attribute(field[r.fragment]), r.tile,
-                                                 in.encrypted));
-        slot = std::make_unique<DecodedTile>(std::move(t));
+      const FragmentMetadata& frag = *in.fragments[r.fragment];
+      TileKey key{&frag, footer_index[r.fragment], r.tile};
+      if (!tile || !(key == tile_key)) {
+        tile = cache.Get(key);
+        if (!tile) {
+          ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field[r.fragment]),
+                                                   r.tile, in.encrypted));
+          tile = std::make_shared<const DecodedTile>(std::move(t));
+          cache.Put(key, tile);
+        }
+        tile_key = key;
       }
-      tile = slot.get();
       if (r.pos >= tile->cell_num) {
-        return Error::Corrupt(fmt::format("{}: cell {} of tile {} beyond its {} cells",
-                                          in.fragments[r.fragment]->dir(), r.pos, r.tile,
-                                          tile->cell_num));
+        return Error::Corrupt(fmt::format("{}: cell {} of tile {} beyond its {} cells", frag.dir(),
+                                          r.pos, r.tile, tile->cell_num));
       }
       value = tile->cell(r.pos);
       if (!attr.var() && value.size() != attr.cell_size()) {
         return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
-                                          in.fragments[r.fragment]->dir(), name, value.size(),
-                                          attr.cell_size()));
+                                          frag.dir(), name, value.size(), attr.cell_size()));
       }
       valid = attr.nullable ? (tile->valid(r.pos) ? 1 : 0) : 1;
     }
     if (attr.var()) c.offsets.push_back(c.data.size());
     c.data.insert(c.data.end(), value.begin(), value.end());
     if (attr.nullable) c.validity.push_back(valid);
-    if (tile != nullptr && --remaining[r.fragment][r.tile] == 0) {
-      tiles[r.fragment][r.tile].reset();
-    }
   }
   if (attr.var()) c.offsets.push_back(c.data.size());
   return c;

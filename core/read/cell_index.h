@@ -12,11 +12,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/fragment/fragment_metadata.h"
 #include "core/read/column.h"
+#include "core/read/tile_cache.h"
 #include "core/read/tile_source.h"
 
 namespace tiledbfs::core {
@@ -56,23 +58,52 @@ struct ViewInputs {
   bool encrypted = false;
 };
 
+// Dense views: which fragment, tile and position supply cell i of the
+// bounding box (row-major), computed from the fragments' non-empty domains
+// and tile grids, so a dense view holds no per-cell state.
+class DenseLocator {
+ public:
+  static Result<DenseLocator> Make(const ViewInputs& in, const std::vector<__int128>& box_lo,
+                                   const std::vector<uint64_t>& shape);
+  CellRef Locate(uint64_t i) const;
+
+ private:
+  struct Frag {
+    std::vector<__int128> a, b, dom_lo, ext;   // NED, domain low, tile extent
+    std::vector<uint64_t> tile_first, tiles_per_dim, cell_ext;
+    Layout tile_order = Layout::kRowMajor, cell_order = Layout::kRowMajor;
+    bool empty = true;
+  };
+  std::vector<Frag> frags_;  // one per view fragment, oldest first
+  std::vector<__int128> lo_;
+  std::vector<uint64_t> shape_, strides_;
+};
+
 struct CellIndex {
   uint64_t cell_count = 0;
-  std::vector<CellRef> refs;          // cell_count entries
+  std::vector<CellRef> refs;          // sparse: cell_count entries
+  std::optional<DenseLocator> dense;  // dense: computes refs
   std::vector<Range> box;             // dense: the bounding box; sparse: coordinate ranges
   std::vector<Column> dims;           // sparse: the coordinate columns (dense: computed)
   std::vector<uint64_t> shape;        // dense: extents of box per dimension
+
+  CellRef At(uint64_t i) const { return dense ? dense->Locate(i) : refs[i]; }
 };
 
 Result<CellIndex> BuildDenseIndex(const ViewInputs& in);
 Result<CellIndex> BuildSparseIndex(const ViewInputs& in);
 
-// The column of dimension d of a dense index (coordinates of the box, row-major).
-Column DenseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d);
+// Cells [first, first + count) of dimension d of a dense index
+// (coordinates of the box, row-major).
+Column DenseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d,
+                            uint64_t first, uint64_t count);
 
-// Gathers the attribute `name` (of the view schema) for every cell of index.
-// Fragments whose schema lacks the attribute contribute fill values.
+// Gathers cells [first, first + count) of the attribute `name` (of the view
+// schema). Fragments whose schema lacks the attribute contribute fill
+// values. Decoded tiles go through `cache`, so a range read decodes only the
+// tiles covering it and consecutive reads reuse them.
 Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
-                               const std::string& name);
+                               const std::string& name, uint64_t first, uint64_t count,
+                               TileCache& cache);
 
 }  // namespace tiledbfs::core

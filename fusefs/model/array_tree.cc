@@ -115,6 +115,7 @@ Result<std::unique_ptr<ArrayTree>> ArrayTree::Open(std::shared_ptr<const core::S
   t->options_ = options;
   t->caches_ = std::move(caches);
   ASSIGN_OR_RETURN(t->array_, core::Array::Open(t->storage_, options.key));
+  t->array_->set_tile_cache(t->caches_->tiles);
   // Check now what every read will need: the footers of the root view.
   uint64_t at = options.timestamp_ms ? static_cast<uint64_t>(*options.timestamp_ms) : UINT64_MAX;
   ASSIGN_OR_RETURN(auto view, t->array_->ViewAt(at));
@@ -126,6 +127,7 @@ Result<std::shared_ptr<core::Array>> ArrayTree::CurrentArray(bool recheck) {
   std::lock_guard<std::mutex> lock(mu_);
   if (recheck && !options_.timestamp_ms && array_->Changed()) {
     ASSIGN_OR_RETURN(array_, core::Array::Open(storage_, options_.key));
+    array_->set_tile_cache(caches_->tiles);
     ++generation_;
   }
   return array_;
@@ -178,7 +180,7 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
     auto fscope = std::make_shared<Scope>(*scope);
     fscope->fragment = frag;
     fscope->view = std::make_shared<const core::ArrayView>(frag->schema_ptr(), std::move(in),
-                                                           frag->name().t2);
+                                                           frag->name().t2, array->tile_cache());
     fscope->mtime_ms = static_cast<int64_t>(frag->name().t2);
     fscope->immutable = true;
     fscope->root = false;
@@ -310,10 +312,103 @@ Result<NodeAttr> ArrayTree::Attr(const Scope& scope, const std::vector<std::stri
     }
     return a;
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const std::string> content, Render(scope, rest));
   a.type = NodeType::kFile;
+  ASSIGN_OR_RETURN(std::unique_ptr<OpenFile> field, FieldFile(scope, rest));
+  if (field) {
+    a.size = field->size();
+    return a;
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const std::string> content, Render(scope, rest));
   a.size = content->size();
   return a;
+}
+
+namespace {
+
+// attributes/<a>.bin|.npy of a fixed-size field: an optional header, then
+// the field's cells, each read through ArrayView::ReadFieldRange.
+class FieldRangeFile final : public OpenFile {
+ public:
+  FieldRangeFile(std::shared_ptr<const core::ArrayView> view, std::string field,
+                 std::string header, uint64_t cells, uint64_t cell_size)
+      : view_(std::move(view)), field_(std::move(field)), header_(std::move(header)),
+        cells_(cells), cell_size_(cell_size) {}
+
+  uint64_t size() const override { return header_.size() + cells_ * cell_size_; }
+
+  Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
+    uint64_t end = std::min<uint64_t>(size(), offset + out.size());
+    if (offset >= end) return size_t{0};
+    size_t done = 0;
+    if (offset < header_.size()) {
+      size_t n = std::min<uint64_t>(header_.size() - offset, end - offset);
+      std::memcpy(out.data(), header_.data() + offset, n);
+      done += n;
+      offset += n;
+    }
+    if (offset < end) {
+      uint64_t data_from = offset - header_.size(), data_to = end - header_.size();
+      uint64_t first = data_from / cell_size_;
+      uint64_t last = (data_to + cell_size_ - 1) / cell_size_;
+      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, last - first));
+      uint64_t skip = data_from - first * cell_size_;
+      uint64_t n = data_to - data_from;
+      if (skip + n > c.data.size()) {
+        return Error::Corrupt(fmt::format("{}: {} bytes decoded for {} wanted", field_,
+                                          c.data.size(), skip + n));
+      }
+      std::memcpy(out.data() + done, c.data.data() + skip, n);
+      done += n;
+    }
+    return done;
+  }
+
+ private:
+  std::shared_ptr<const core::ArrayView> view_;
+  std::string field_;
+  std::string header_;
+  uint64_t cells_;
+  uint64_t cell_size_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<OpenFile>> ArrayTree::FieldFile(const Scope& scope,
+                                                       const std::vector<std::string>& rest) {
+  if (rest.size() != 2 || (rest[0] != kAttributes && rest[0] != kDimensions)) {
+    return std::unique_ptr<OpenFile>();
+  }
+  std::string_view stem;
+  std::optional<ColumnFile> kind = ColumnFileFromName(rest[1], &stem);
+  if (!kind || (*kind != ColumnFile::kBin && *kind != ColumnFile::kNpy)) {
+    return std::unique_ptr<OpenFile>();
+  }
+  const core::ArraySchema& schema = scope.view->schema();
+  std::string name = UnescapeName(std::string(stem));
+  core::Datatype type;
+  uint32_t cvn;
+  if (rest[0] == kDimensions) {
+    int d = schema.DimensionIndex(name);
+    if (d < 0) return std::unique_ptr<OpenFile>();
+    type = schema.dimensions[d].type;
+    cvn = schema.dimensions[d].cell_val_num;
+  } else {
+    int a = schema.AttributeIndex(name);
+    if (a < 0) return std::unique_ptr<OpenFile>();
+    type = schema.attributes[a].type;
+    cvn = schema.attributes[a].cell_val_num;
+  }
+  if (cvn == core::kVarNum || cvn == 0) return std::unique_ptr<OpenFile>();
+  uint64_t cell_size = core::DatatypeSize(type) * cvn;
+  ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
+  std::string header;
+  if (*kind == ColumnFile::kNpy) {
+    ASSIGN_OR_RETURN(std::vector<uint64_t> shape, scope.view->Shape());
+    ASSIGN_OR_RETURN(NpyFile npy, MakeNpyFile(type, cvn, shape));
+    header = std::move(npy.header);
+  }
+  return std::unique_ptr<OpenFile>(
+      new FieldRangeFile(scope.view, name, std::move(header), cells, cell_size));
 }
 
 Result<std::shared_ptr<const std::string>> ArrayTree::Render(
@@ -471,6 +566,8 @@ Result<std::unique_ptr<OpenFile>> ArrayTree::Open(const std::string& path) {
   ASSIGN_OR_RETURN(auto resolved, Resolve(path, true));
   ASSIGN_OR_RETURN(NodeAttr a, Attr(*resolved.first, resolved.second));
   if (a.type != NodeType::kFile) return Error::InvalidArgument(fmt::format("{}: is a directory", path));
+  ASSIGN_OR_RETURN(std::unique_ptr<OpenFile> field, FieldFile(*resolved.first, resolved.second));
+  if (field) return field;
   ASSIGN_OR_RETURN(auto content, Render(*resolved.first, resolved.second));
   return std::unique_ptr<OpenFile>(new StringFile(content));
 }

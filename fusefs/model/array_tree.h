@@ -15,8 +15,13 @@
 
 namespace tiledbfs::fusefs {
 
+// The byte budget of a mount (-o cache_size), shared by every array of it:
+// half for decoded tiles, a quarter each for rendered files and columns.
 struct TreeCaches {
-  explicit TreeCaches(uint64_t budget) : files(budget / 2), columns(budget / 2) {}
+  explicit TreeCaches(uint64_t budget)
+      : tiles(std::make_shared<core::TileCache>(budget / 2)), files(budget / 4),
+        columns(budget / 4) {}
+  std::shared_ptr<core::TileCache> tiles;
   LruCache<std::string> files;
   LruCache<core::Column> columns;
 };
@@ -49,6 +54,10 @@ class ArrayTree final : public Tree {
       const core::Array& array, const core::ArraySchema& schema);
   Result<std::shared_ptr<const std::string>> Render(const Scope& scope,
                                                     const std::vector<std::string>& rest);
+  // A fixed-size field's .bin or .npy, read on demand tile by tile: its
+  // size comes from the cell count, not from decoding. nullptr for other files.
+  Result<std::unique_ptr<OpenFile>> FieldFile(const Scope& scope,
+                                              const std::vector<std::string>& rest);
   Result<std::vector<std::string>> Names(const Scope& scope, const std::vector<std::string>& rest);
   Result<NodeAttr> Attr(const Scope& scope, const std::vector<std::string>& rest);
   Result<std::shared_ptr<const core::Column>> Column(const Scope& scope, const std::string& name);

@@ -190,3 +190,63 @@ TEST(ArrayTest, NotAnArrayIsNotFound) {
 
 }  // namespace
 }  // namespace tiledbfs::core
+
+namespace tiledbfs::core {
+namespace {
+
+// Range reads decode only what they cover and give exactly the slice of a
+// whole read, at every offset and length (dense and sparse, fixed and var).
+TEST(RangeReadTest, EveryRangeIsTheSliceOfTheWholeRead) {
+  for (const char* name : {"dense_2d_fragments", "dense_colmajor", "sparse_2d", "filters"}) {
+    auto storage = LocalStorage::Open((kCorpus / "arrays" / name).string());
+    ASSERT_TRUE(storage.ok());
+    auto array = Array::Open(*storage, std::nullopt);
+    ASSERT_TRUE(array.ok());
+    auto view = (*array)->ViewAt(UINT64_MAX);
+    ASSERT_TRUE(view.ok());
+    auto n = (*view)->CellCount();
+    ASSERT_TRUE(n.ok());
+    const ArraySchema& s = (*view)->schema();
+    std::vector<std::string> fields;
+    for (const auto& d : s.dimensions) fields.push_back(d.name);
+    for (const auto& a : s.attributes) fields.push_back(a.name);
+    for (const auto& f : fields) {
+      auto whole = (*view)->ReadField(f);
+      ASSERT_TRUE(whole.ok()) << name << " " << f << ": " << whole.error().ToString();
+      uint64_t step = std::max<uint64_t>(1, *n / 7);
+      for (uint64_t first = 0; first < *n; first += step) {
+        for (uint64_t count : {uint64_t{1}, uint64_t{3}, *n - first}) {
+          if (first + count > *n) continue;
+          auto part = (*view)->ReadFieldRange(f, first, count);
+          ASSERT_TRUE(part.ok()) << part.error().ToString();
+          ASSERT_EQ(part->cell_count, count);
+          for (uint64_t i = 0; i < count; ++i) {
+            Bytes a = whole->cell(first + i), b = part->cell(i);
+            ASSERT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end()))
+                << name << " " << f << " cell " << first + i;
+            ASSERT_EQ(whole->valid(first + i), part->valid(i));
+          }
+        }
+      }
+      EXPECT_FALSE((*view)->ReadFieldRange(f, *n, 1).ok());
+    }
+  }
+}
+
+// The tile cache keeps to its budget whatever is read.
+TEST(RangeReadTest, TileCacheStaysWithinBudget) {
+  auto storage = LocalStorage::Open((kCorpus / "arrays" / "filters").string());
+  auto array = Array::Open(*storage, std::nullopt);
+  ASSERT_TRUE(array.ok());
+  auto cache = std::make_shared<TileCache>(4096);
+  (*array)->set_tile_cache(cache);
+  auto view = (*array)->ViewAt(UINT64_MAX);
+  ASSERT_TRUE(view.ok());
+  for (const auto& a : (*view)->schema().attributes) {
+    ASSERT_TRUE((*view)->ReadField(a.name).ok()) << a.name;
+    EXPECT_LE(cache->used_bytes(), 4096u);
+  }
+}
+
+}  // namespace
+}  // namespace tiledbfs::core

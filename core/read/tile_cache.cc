@@ -1,0 +1,32 @@
+#include "core/read/tile_cache.h"
+
+namespace tiledbfs::core {
+
+std::shared_ptr<const DecodedTile> TileCache::Get(const TileKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = map_.find(key);
+  if (it == map_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+void TileCache::Put(const TileKey& key, std::shared_ptr<const DecodedTile> tile) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t size = SizeOf(*tile);
+  if (size > budget_ || map_.count(key)) return;
+  used_ += size;
+  lru_.emplace_front(key, std::move(tile));
+  map_[key] = lru_.begin();
+  while (used_ > budget_ && !lru_.empty()) {
+    used_ -= SizeOf(*lru_.back().second);
+    map_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+}
+
+uint64_t TileCache::used_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return used_;
+}
+
+}  // namespace tiledbfs::core

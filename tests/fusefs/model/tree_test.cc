@@ -1,0 +1,110 @@
+// The namespace model on corpus arrays, without FUSE: every file's size is
+// the bytes a read returns, reads in small pieces give the whole file, and
+// field files hold exactly TileDB's read.
+#include "fusefs/model/tree.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace tiledbfs::fusefs {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kCorpus = fs::path(TILEDBFS_TEST_DATA) / "corpus";
+
+std::string ReadText(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Reads a whole file in pieces of `piece` bytes.
+std::string ReadAll(Tree& tree, const std::string& path, size_t piece) {
+  auto f = tree.Open(path);
+  EXPECT_TRUE(f.ok()) << path << ": " << f.error().ToString();
+  if (!f.ok()) return "";
+  std::string out;
+  std::vector<uint8_t> buf(piece);
+  while (true) {
+    auto n = (*f)->Read(out.size(), buf);
+    EXPECT_TRUE(n.ok()) << path;
+    if (!n.ok() || *n == 0) break;
+    out.append(reinterpret_cast<const char*>(buf.data()), *n);
+  }
+  return out;
+}
+
+void Walk(Tree& tree, const std::string& dir, int depth, std::vector<std::string>* files) {
+  auto entries = tree.List(dir);
+  ASSERT_TRUE(entries.ok()) << dir << ": " << entries.error().ToString();
+  for (const auto& e : *entries) {
+    std::string p = dir.empty() ? e.name : dir + "/" + e.name;
+    if (e.attr.type == NodeType::kDirectory) {
+      if (depth < 3) Walk(tree, p, depth + 1, files);
+    } else {
+      files->push_back(p);
+    }
+  }
+}
+
+TEST(TreeTest, StatSizeIsWhatReadsReturn) {
+  for (const char* name : {"dense_2d_fragments", "sparse_2d", "types", "metadata"}) {
+    auto tree = OpenTree((kCorpus / "arrays" / name).string(), TreeOptions{});
+    ASSERT_TRUE(tree.ok()) << tree.error().ToString();
+    std::vector<std::string> files;
+    Walk(**tree, "", 0, &files);
+    ASSERT_FALSE(files.empty());
+    for (const auto& f : files) {
+      auto attr = (*tree)->GetAttr(f);
+      ASSERT_TRUE(attr.ok()) << f;
+      std::string small = ReadAll(**tree, f, 13);
+      EXPECT_EQ(attr->size, small.size()) << name << "/" << f;
+      EXPECT_EQ(small, ReadAll(**tree, f, 1 << 20)) << name << "/" << f;
+    }
+  }
+}
+
+TEST(TreeTest, FieldFilesHoldTileDBsRead) {
+  auto tree = OpenTree((kCorpus / "arrays" / "dense_colmajor").string(), TreeOptions{});
+  ASSERT_TRUE(tree.ok());
+  fs::path exp = kCorpus / "expected" / "dense_colmajor" / "views";
+  EXPECT_EQ(ReadAll(**tree, "attributes/v.bin", 7), ReadText(exp / "latest" / "v.data"));
+  EXPECT_EQ(ReadAll(**tree, "dimensions/x.bin", 5), ReadText(exp / "latest" / "x.data"));
+  EXPECT_EQ(ReadAll(**tree, "history/1700000002000/attributes/w.bin", 11),
+            ReadText(exp / "1700000002000" / "w.data"));
+  std::string npy = ReadAll(**tree, "attributes/v.npy", 9);
+  ASSERT_GT(npy.size(), 64u);
+  EXPECT_EQ(npy.substr(0, 6), "\x93NUMPY");
+  std::string data = ReadText(exp / "latest" / "v.data");
+  EXPECT_EQ(npy.substr(npy.size() - data.size()), data);
+}
+
+TEST(TreeTest, MissingPathsAndWrongKeys) {
+  auto tree = OpenTree((kCorpus / "arrays" / "dense_1d").string(), TreeOptions{});
+  ASSERT_TRUE(tree.ok());
+  for (const char* p : {"nope", "attributes/zz.bin", "attributes/a.offsets", "history/notatime",
+                        "fragments/__x", "metadata/none"}) {
+    auto a = (*tree)->GetAttr(p);
+    ASSERT_FALSE(a.ok()) << p;
+    EXPECT_EQ(a.error().code(), core::ErrorCode::kNotFound) << p;
+  }
+  auto missing = OpenTree("/nonexistent/array", TreeOptions{});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code(), core::ErrorCode::kNotFound);
+  auto nokey = OpenTree((kCorpus / "arrays" / "encrypted").string(), TreeOptions{});
+  ASSERT_FALSE(nokey.ok());
+  EXPECT_EQ(nokey.error().code(), core::ErrorCode::kKey);
+}
+
+TEST(TreeTest, HistoryResolvesUnlistedInstantsInEveryForm) {
+  auto tree = OpenTree((kCorpus / "arrays" / "dense_2d_fragments").string(), TreeOptions{});
+  ASSERT_TRUE(tree.ok());
+  std::string a = ReadAll(**tree, "history/1700000002500/data.csv", 4096);
+  EXPECT_EQ(a, ReadAll(**tree, "history/2023-11-14T22:13:22.500Z/data.csv", 4096));
+  EXPECT_EQ(a, ReadAll(**tree, "history/2023-11-14T22:13:22.000Z/data.csv", 4096));
+  EXPECT_NE(a, ReadAll(**tree, "data.csv", 4096));
+}
+
+}  // namespace
+}  // namespace tiledbfs::fusefs
