@@ -1,9 +1,9 @@
 #include "core/array/array.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "core/array/array_view.h"
 #include "core/array/conditions.h"
@@ -32,8 +32,7 @@ Result<bool> TileIsEncrypted(const Storage& storage, const std::string& path) {
 }  // namespace
 
 Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<const Storage> storage,
-                                           std::optional<EncryptionKey> key,
-                                           const Limits& limits) {
+                                           std::optional<EncryptionKey> key, const Limits& limits) {
   std::shared_ptr<Array> a(new Array());
   a->storage_ = std::move(storage);
   a->key_ = std::move(key);
@@ -45,8 +44,8 @@ Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<const Storage> storag
   ASSIGN_OR_RETURN_CTX(a->encrypted_, TileIsEncrypted(*a->storage_, a->listing_.schemas[0].path),
                        a->listing_.schemas[0].path);
   if (a->encrypted_ && !a->key_) {
-    return Error::Key(fmt::format("{}: the array is encrypted (AES-256-GCM): give its key",
-                                  a->storage_->root()));
+    return Error::Key(
+        fmt::format("{}: the array is encrypted (AES-256-GCM): give its key", a->storage_->root()));
   }
   for (const SchemaFile& f : a->listing_.schemas) {
     ASSIGN_OR_RETURN(ArraySchema s, LoadArraySchema(*a->storage_, f.path, a->key()));
@@ -151,7 +150,7 @@ Result<std::shared_ptr<const ArrayView>> Array::ViewAt(uint64_t t) {
     instant = std::max(instant, std::min(e.name.t2, t));
   }
   for (const ConditionCommit& c : listing_.conditions) {
-    if (c.is_update || c.name.t2 > t) continue;
+    if (c.name.t2 > t) continue;
     ASSIGN_OR_RETURN(DeleteRule rule, LoadDeleteRule(*this, c));
     in.deletes.push_back(std::move(rule));
     instant = std::max(instant, c.name.t2);

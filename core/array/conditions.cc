@@ -1,8 +1,8 @@
 #include "core/array/conditions.h"
 
-#include <map>
-
 #include <fmt/format.h>
+
+#include <map>
 
 #include "core/metadata/query_condition.h"
 
@@ -60,14 +60,24 @@ class Accessor final : public CellAccessor {
 }  // namespace
 
 Result<DeleteRule> LoadDeleteRule(const Array& array, const ConditionCommit& commit) {
+  // TileDB 2.30's readers put update (.upd) conditions in the same list as
+  // delete conditions and apply them the same way (the update values are
+  // never applied on read; array_operations.cc, sparse_index_reader_base.cc),
+  // so cells an update matches disappear from reads. We do as TileDB does.
   std::shared_ptr<ConditionNode> node;
-  if (commit.in_consolidated_file) {
-    ASSIGN_OR_RETURN(ConditionNode n, DecodeDeleteCondition(commit.contents, commit.path, 0,
-                                                            array.key()));
+  if (commit.is_update) {
+    ASSIGN_OR_RETURN(UpdateCommit u,
+                     commit.in_consolidated_file
+                         ? DecodeUpdateCommit(commit.contents, commit.path, 0, array.key())
+                         : LoadUpdateCommit(array.storage(), commit.path, array.key()));
+    node = std::make_shared<ConditionNode>(std::move(u.condition));
+  } else if (commit.in_consolidated_file) {
+    ASSIGN_OR_RETURN(ConditionNode n,
+                     DecodeDeleteCondition(commit.contents, commit.path, 0, array.key()));
     node = std::make_shared<ConditionNode>(std::move(n));
   } else {
-    ASSIGN_OR_RETURN(ConditionNode n, LoadDeleteCondition(array.storage(), commit.path,
-                                                          array.key()));
+    ASSIGN_OR_RETURN(ConditionNode n,
+                     LoadDeleteCondition(array.storage(), commit.path, array.key()));
     node = std::make_shared<ConditionNode>(std::move(n));
   }
   DeleteRule rule;

@@ -6,7 +6,7 @@
 
 namespace tiledbfs::core {
 
-// Loads a .del commit (or its bytes from a .con file) and makes the rule:
+// Loads a .del or .upd commit (or its bytes from a .con file) and makes the rule:
 // a cell is deleted when the user's condition holds for it (TileDB stores
 // the condition negated; core/metadata/query_condition.h evaluates it).
 Result<DeleteRule> LoadDeleteRule(const Array& array, const ConditionCommit& commit);
