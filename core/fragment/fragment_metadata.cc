@@ -1,8 +1,8 @@
 #include "core/fragment/fragment_metadata.h"
 
-#include <atomic>
-
 #include <fmt/format.h>
+
+#include <atomic>
 
 #include "core/fragment/legacy_fragment_metadata.h"
 #include "core/tile/generic_tile.h"
@@ -32,6 +32,23 @@ Result<const T*> GetOnce(Slot<T>& s, F&& load) {
   return static_cast<const T*>(&s.value);
 }
 
+// One per-tile uint64 list section (tile offsets, var offsets, var sizes,
+// validity offsets), loaded once: `read` fetches the generic tile's data.
+template <class Read>
+Result<const std::vector<uint64_t>*> LoadTileList(Slot<std::vector<uint64_t>>& slot,
+                                                  const std::string& ctx, const std::string& what,
+                                                  uint64_t tile_num, Read&& read) {
+  return GetOnce(slot, [&]() -> Result<std::vector<uint64_t>> {
+    ASSIGN_OR_RETURN(ByteVec data, read());
+    ASSIGN_OR_RETURN_CTX(auto values, ParseUint64List(data, 0, what), ctx);
+    if (!values.empty() && values.size() != tile_num) {
+      return Error::Corrupt(
+          fmt::format("{}: {} values for a fragment of {} tiles", ctx, values.size(), tile_num));
+    }
+    return values;
+  });
+}
+
 template <class T>
 void Preset(Slot<T>& s, T v) {
   s.value = std::move(v);
@@ -40,12 +57,18 @@ void Preset(Slot<T>& s, T v) {
 
 std::string FieldName(FieldRef f) {
   switch (f.kind) {
-    case FieldRef::Kind::kAttribute: return fmt::format("attribute {}", f.index);
-    case FieldRef::Kind::kDimension: return fmt::format("dimension {}", f.index);
-    case FieldRef::Kind::kCoords: return "coords";
-    case FieldRef::Kind::kTimestamps: return "timestamps";
-    case FieldRef::Kind::kDeleteTimestamps: return "delete timestamps";
-    case FieldRef::Kind::kDeleteConditionIndex: return "delete condition index";
+    case FieldRef::Kind::kAttribute:
+      return fmt::format("attribute {}", f.index);
+    case FieldRef::Kind::kDimension:
+      return fmt::format("dimension {}", f.index);
+    case FieldRef::Kind::kCoords:
+      return "coords";
+    case FieldRef::Kind::kTimestamps:
+      return "timestamps";
+    case FieldRef::Kind::kDeleteTimestamps:
+      return "delete timestamps";
+    case FieldRef::Kind::kDeleteConditionIndex:
+      return "delete condition index";
   }
   return "field";
 }
@@ -58,31 +81,80 @@ std::string PercentEncode(const std::string& name) {
   for (char c : name) {
     const char* code = nullptr;
     switch (c) {
-      case '!': code = "%21"; break;
-      case '#': code = "%23"; break;
-      case '$': code = "%24"; break;
-      case '%': code = "%25"; break;
-      case '&': code = "%26"; break;
-      case '\'': code = "%27"; break;
-      case '(': code = "%28"; break;
-      case ')': code = "%29"; break;
-      case '*': code = "%2A"; break;
-      case '+': code = "%2B"; break;
-      case ',': code = "%2C"; break;
-      case '/': code = "%2F"; break;
-      case ':': code = "%3A"; break;
-      case ';': code = "%3B"; break;
-      case '=': code = "%3D"; break;
-      case '?': code = "%3F"; break;
-      case '@': code = "%40"; break;
-      case '[': code = "%5B"; break;
-      case ']': code = "%5D"; break;
-      case '"': code = "%22"; break;
-      case '<': code = "%20"; break;
-      case '>': code = "%2D"; break;
-      case '\\': code = "%30"; break;
-      case '|': code = "%3C"; break;
-      default: break;
+      case '!':
+        code = "%21";
+        break;
+      case '#':
+        code = "%23";
+        break;
+      case '$':
+        code = "%24";
+        break;
+      case '%':
+        code = "%25";
+        break;
+      case '&':
+        code = "%26";
+        break;
+      case '\'':
+        code = "%27";
+        break;
+      case '(':
+        code = "%28";
+        break;
+      case ')':
+        code = "%29";
+        break;
+      case '*':
+        code = "%2A";
+        break;
+      case '+':
+        code = "%2B";
+        break;
+      case ',':
+        code = "%2C";
+        break;
+      case '/':
+        code = "%2F";
+        break;
+      case ':':
+        code = "%3A";
+        break;
+      case ';':
+        code = "%3B";
+        break;
+      case '=':
+        code = "%3D";
+        break;
+      case '?':
+        code = "%3F";
+        break;
+      case '@':
+        code = "%40";
+        break;
+      case '[':
+        code = "%5B";
+        break;
+      case ']':
+        code = "%5D";
+        break;
+      case '"':
+        code = "%22";
+        break;
+      case '<':
+        code = "%20";
+        break;
+      case '>':
+        code = "%2D";
+        break;
+      case '\\':
+        code = "%30";
+        break;
+      case '|':
+        code = "%3C";
+        break;
+      default:
+        break;
     }
     if (code != nullptr) {
       out += code;
@@ -159,12 +231,11 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::Load(
     }
     ASSIGN_OR_RETURN(ByteVec tail, storage->Read(meta, file_size - 8, 8));
     ByteReader r(tail, file_size - 8);
-    ASSIGN_OR_RETURN_CTX(uint64_t length, r.Read<uint64_t>("fragment footer: footer length"),
-                         meta);
+    ASSIGN_OR_RETURN_CTX(uint64_t length, r.Read<uint64_t>("fragment footer: footer length"), meta);
     if (length > file_size - 8) {
       return Error::Corrupt(fmt::format(
-          "{}: offset {}: fragment footer: footer length {} exceeds the {} bytes before it",
-          meta, file_size - 8, length, file_size - 8));
+          "{}: offset {}: fragment footer: footer length {} exceeds the {} bytes before it", meta,
+          file_size - 8, length, file_size - 8));
     }
     if (length > limits.max_metadata_bytes) {
       return Error::OutOfMemory(fmt::format(
@@ -175,9 +246,8 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::Load(
   } else {
     ASSIGN_OR_RETURN_CTX(footer_size, FixedFooterSize(*legacy_schema, name_version), meta);
     if (footer_size > file_size) {
-      return Error::Corrupt(fmt::format(
-          "{}: the format {} footer takes {} bytes, the file has {}", meta, name_version,
-          footer_size, file_size));
+      return Error::Corrupt(fmt::format("{}: the format {} footer takes {} bytes, the file has {}",
+                                        meta, name_version, footer_size, file_size));
     }
   }
   footer_offset = file_size - footer_size;
@@ -194,8 +264,7 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::Load(
   m->meta_file_size_ = file_size;
   ASSIGN_OR_RETURN(m->schema_, FindSchema(schemas, prefix.array_schema_name, meta));
   ASSIGN_OR_RETURN_CTX(m->footer_,
-                       ParseFragmentFooter(bytes, footer_offset, *m->schema_, name_version),
-                       meta);
+                       ParseFragmentFooter(bytes, footer_offset, *m->schema_, name_version), meta);
   TRY(m->Init());
   return m;
 }
@@ -221,10 +290,10 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::FromFooter(
   m->has_consolidated_footer_ = true;
   ASSIGN_OR_RETURN(m->schema_, FindSchema(schemas, prefix.array_schema_name, where));
   uint64_t consumed = 0;
-  ASSIGN_OR_RETURN_CTX(m->footer_,
-                       ParseFragmentFooterFields(footer, footer_file_offset, *m->schema_,
-                                                 name_version, &consumed),
-                       where);
+  ASSIGN_OR_RETURN_CTX(
+      m->footer_,
+      ParseFragmentFooterFields(footer, footer_file_offset, *m->schema_, name_version, &consumed),
+      where);
   TRY(m->Init());
   return m;
 }
@@ -279,9 +348,8 @@ Status FragmentMetadata::Init() {
       return Error::Corrupt(fmt::format("{}: sparse fragment cell count overflows", meta));
     }
     if (footer_.last_tile_cell_num > s.capacity && s.capacity != 0) {
-      return Error::Corrupt(fmt::format(
-          "{}: last tile holds {} cells, more than the capacity {}", meta,
-          footer_.last_tile_cell_num, s.capacity));
+      return Error::Corrupt(fmt::format("{}: last tile holds {} cells, more than the capacity {}",
+                                        meta, footer_.last_tile_cell_num, s.capacity));
     }
   }
   lazy_ = std::make_shared<Lazy>(FieldCount());
@@ -357,8 +425,8 @@ std::string FragmentMetadata::ValidityFile(FieldRef f) const {
 
 Result<uint64_t> FragmentMetadata::FragmentSize() const {
   uint64_t total = 0;
-  for (const auto* a : {&footer_.file_sizes, &footer_.file_var_sizes,
-                        &footer_.file_validity_sizes}) {
+  for (const auto* a :
+       {&footer_.file_sizes, &footer_.file_var_sizes, &footer_.file_validity_sizes}) {
     for (uint64_t s : *a) {
       if (AddOverflow(total, s, &total)) {
         return Error::Corrupt(fmt::format("{}: file sizes overflow", metadata_file()));
@@ -400,70 +468,54 @@ Result<ByteVec> FragmentMetadata::ReadSection(uint64_t offset, std::string_view 
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileOffsets(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
-  return GetOnce(lazy_->tile_offsets[i], [&]() -> Result<std::vector<uint64_t>> {
-    const std::string what = fmt::format("tile offsets of {}", FieldName(f));
-    const uint64_t at = footer_.tile_offsets_offsets[i];
-    const std::string ctx = fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at);
-    ASSIGN_OR_RETURN(ByteVec data, ReadSection(at, what));
-    ASSIGN_OR_RETURN_CTX(auto offsets, ParseUint64List(data, 0, "tile offsets"), ctx);
-    if (!offsets.empty() && offsets.size() != tile_num()) {
-      return Error::Corrupt(fmt::format("{}: {} offsets for a fragment of {} tiles", ctx,
-                                        offsets.size(), tile_num()));
-    }
-    return offsets;
-  });
+  const std::string what = fmt::format("tile offsets of {}", FieldName(f));
+  // Legacy (< 3) fragments have these lists preset and no section offsets.
+  const uint64_t at = static_cast<size_t>(i) < footer_.tile_offsets_offsets.size()
+                          ? footer_.tile_offsets_offsets[i]
+                          : 0;
+  return LoadTileList(lazy_->tile_offsets[i],
+                      fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at), what,
+                      tile_num(), [&] { return ReadSection(at, what); });
 }
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarOffsets(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
-  return GetOnce(lazy_->tile_var_offsets[i], [&]() -> Result<std::vector<uint64_t>> {
-    const std::string what = fmt::format("tile var offsets of {}", FieldName(f));
-    const uint64_t at = footer_.tile_var_offsets_offsets[i];
-    const std::string ctx = fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at);
-    ASSIGN_OR_RETURN(ByteVec data, ReadSection(at, what));
-    ASSIGN_OR_RETURN_CTX(auto offsets, ParseUint64List(data, 0, "tile var offsets"), ctx);
-    if (!offsets.empty() && offsets.size() != tile_num()) {
-      return Error::Corrupt(fmt::format("{}: {} offsets for a fragment of {} tiles", ctx,
-                                        offsets.size(), tile_num()));
-    }
-    return offsets;
-  });
+  const std::string what = fmt::format("tile var offsets of {}", FieldName(f));
+  // Legacy (< 3) fragments have these lists preset and no section offsets.
+  const uint64_t at = static_cast<size_t>(i) < footer_.tile_var_offsets_offsets.size()
+                          ? footer_.tile_var_offsets_offsets[i]
+                          : 0;
+  return LoadTileList(lazy_->tile_var_offsets[i],
+                      fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at), what,
+                      tile_num(), [&] { return ReadSection(at, what); });
 }
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarSizes(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
-  return GetOnce(lazy_->tile_var_sizes[i], [&]() -> Result<std::vector<uint64_t>> {
-    const std::string what = fmt::format("tile var sizes of {}", FieldName(f));
-    const uint64_t at = footer_.tile_var_sizes_offsets[i];
-    const std::string ctx = fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at);
-    ASSIGN_OR_RETURN(ByteVec data, ReadSection(at, what));
-    ASSIGN_OR_RETURN_CTX(auto sizes, ParseUint64List(data, 0, "tile var sizes"), ctx);
-    if (!sizes.empty() && sizes.size() != tile_num()) {
-      return Error::Corrupt(fmt::format("{}: {} sizes for a fragment of {} tiles", ctx,
-                                        sizes.size(), tile_num()));
-    }
-    return sizes;
-  });
+  const std::string what = fmt::format("tile var sizes of {}", FieldName(f));
+  // Legacy (< 3) fragments have these lists preset and no section offsets.
+  const uint64_t at = static_cast<size_t>(i) < footer_.tile_var_sizes_offsets.size()
+                          ? footer_.tile_var_sizes_offsets[i]
+                          : 0;
+  return LoadTileList(lazy_->tile_var_sizes[i],
+                      fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at), what,
+                      tile_num(), [&] { return ReadSection(at, what); });
 }
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileValidityOffsets(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
   if (!HasValiditySections(footer_.version)) {
-    return Error::NotFound(fmt::format("{}: format {} fragments have no validity tiles", dir_,
-                                       footer_.version));
+    return Error::NotFound(
+        fmt::format("{}: format {} fragments have no validity tiles", dir_, footer_.version));
   }
-  return GetOnce(lazy_->tile_validity_offsets[i], [&]() -> Result<std::vector<uint64_t>> {
-    const std::string what = fmt::format("tile validity offsets of {}", FieldName(f));
-    const uint64_t at = footer_.tile_validity_offsets_offsets[i];
-    const std::string ctx = fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at);
-    ASSIGN_OR_RETURN(ByteVec data, ReadSection(at, what));
-    ASSIGN_OR_RETURN_CTX(auto offsets, ParseUint64List(data, 0, "tile validity offsets"), ctx);
-    if (!offsets.empty() && offsets.size() != tile_num()) {
-      return Error::Corrupt(fmt::format("{}: {} offsets for a fragment of {} tiles", ctx,
-                                        offsets.size(), tile_num()));
-    }
-    return offsets;
-  });
+  const std::string what = fmt::format("tile validity offsets of {}", FieldName(f));
+  // Legacy (< 3) fragments have these lists preset and no section offsets.
+  const uint64_t at = static_cast<size_t>(i) < footer_.tile_validity_offsets_offsets.size()
+                          ? footer_.tile_validity_offsets_offsets[i]
+                          : 0;
+  return LoadTileList(lazy_->tile_validity_offsets[i],
+                      fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at), what,
+                      tile_num(), [&] { return ReadSection(at, what); });
 }
 
 Result<const std::vector<std::vector<Range>>*> FragmentMetadata::Mbrs() const {
@@ -471,8 +523,7 @@ Result<const std::vector<std::vector<Range>>*> FragmentMetadata::Mbrs() const {
     const uint64_t at = footer_.rtree_offset;
     const std::string ctx = fmt::format("{}: R-tree (generic tile at {})", metadata_file(), at);
     ASSIGN_OR_RETURN(ByteVec data, ReadSection(at, "R-tree"));
-    ASSIGN_OR_RETURN_CTX(auto leaves,
-                         ParseRTreeLeaves(data, 0, *schema_, footer_.version), ctx);
+    ASSIGN_OR_RETURN_CTX(auto leaves, ParseRTreeLeaves(data, 0, *schema_, footer_.version), ctx);
     if (!footer_.dense && leaves.size() != footer_.sparse_tile_num) {
       return Error::Corrupt(fmt::format("{}: {} MBRs for a fragment of {} tiles", ctx,
                                         leaves.size(), footer_.sparse_tile_num));
@@ -484,8 +535,8 @@ Result<const std::vector<std::vector<Range>>*> FragmentMetadata::Mbrs() const {
 Result<const TileStats*> FragmentMetadata::Stats(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
   if (!HasTileMetadata(footer_.version)) {
-    return Error::NotFound(fmt::format("{}: format {} fragments have no tile statistics", dir_,
-                                       footer_.version));
+    return Error::NotFound(
+        fmt::format("{}: format {} fragments have no tile statistics", dir_, footer_.version));
   }
   return GetOnce(lazy_->stats[i], [&]() -> Result<TileStats> {
     bool var = false;
@@ -515,8 +566,8 @@ Result<const TileStats*> FragmentMetadata::Stats(FieldRef f) const {
     };
     auto check_count = [&](uint64_t count, std::string_view what, uint64_t at) -> Status {
       if (count != 0 && count != tile_num()) {
-        return Error::Corrupt(fmt::format("{}: {} values for a fragment of {} tiles",
-                                          ctx(what, at), count, tile_num()));
+        return Error::Corrupt(fmt::format("{}: {} values for a fragment of {} tiles", ctx(what, at),
+                                          count, tile_num()));
       }
       return Ok();
     };
@@ -547,8 +598,8 @@ Result<const TileStats*> FragmentMetadata::Stats(FieldRef f) const {
 
 Result<const std::vector<FragmentStats>*> FragmentMetadata::FragmentStatistics() const {
   if (!HasFragmentStatistics(footer_.version)) {
-    return Error::NotFound(fmt::format("{}: format {} fragments have no fragment statistics",
-                                       dir_, footer_.version));
+    return Error::NotFound(
+        fmt::format("{}: format {} fragments have no fragment statistics", dir_, footer_.version));
   }
   return GetOnce(lazy_->fragment_stats, [&]() -> Result<std::vector<FragmentStats>> {
     const uint64_t at = footer_.fragment_min_max_sum_null_count_offset;
@@ -576,8 +627,8 @@ Result<const std::vector<std::string>*> FragmentMetadata::ProcessedConditions() 
 }
 
 Result<FragmentMetadata::TileLocation> FragmentMetadata::Locate(
-    const std::vector<uint64_t>& offsets, uint64_t file_size, uint64_t tile,
-    std::string_view what, FieldRef f) const {
+    const std::vector<uint64_t>& offsets, uint64_t file_size, uint64_t tile, std::string_view what,
+    FieldRef f) const {
   if (tile >= offsets.size()) {
     return Error::InvalidArgument(fmt::format("{}: {} tile {} of {}: it has {} tiles", dir_, what,
                                               tile, FieldName(f), offsets.size()));
@@ -599,8 +650,7 @@ Result<FragmentMetadata::TileLocation> FragmentMetadata::FixedTile(FieldRef f,
   return Locate(*offsets, footer_.file_sizes[i], tile, "data", f);
 }
 
-Result<FragmentMetadata::TileLocation> FragmentMetadata::VarTile(FieldRef f,
-                                                                 uint64_t tile) const {
+Result<FragmentMetadata::TileLocation> FragmentMetadata::VarTile(FieldRef f, uint64_t tile) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
   ASSIGN_OR_RETURN(const std::vector<uint64_t>* offsets, TileVarOffsets(f));
   return Locate(*offsets, footer_.file_var_sizes[i], tile, "var", f);

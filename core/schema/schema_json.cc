@@ -3,13 +3,14 @@
 // the strings "nan", "inf", "-inf"), CHAR/ASCII/UTF-8 values as strings
 // (bytes that are not UTF-8 taken as Latin-1), BLOB-like values as hex, a
 // fixed single-value cell as a scalar and any other cell as a list.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/schema/array_schema.h"
+#include "core/util/text.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -17,66 +18,9 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 std::string Hex(Bytes b) {
-  static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
-  out.reserve(b.size() * 2);
-  for (uint8_t c : b) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
+  AppendHex(out, b);
   return out;
-}
-
-void AppendUtf8(std::string& out, uint32_t cp) {
-  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-bool ValidUtf8(Bytes b) {
-  size_t i = 0;
-  while (i < b.size()) {
-    uint8_t c = b[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2, cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4, cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (len > b.size() - i) return false;
-    for (size_t k = 1; k < len; ++k) {
-      if ((b[i + k] & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (b[i + k] & 0x3F);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
-      return false;
-    }
-    i += len;
-  }
-  return true;
 }
 
 // Text of a string value: UTF-8 as is, anything else byte by byte (Latin-1);
@@ -121,16 +65,27 @@ T Load(const uint8_t* p) {
 // One value of a numeric type (integers, floats, BOOL, datetimes, times).
 Json NumberJson(Datatype t, const uint8_t* p) {
   switch (t) {
-    case Datatype::kInt8: return Load<int8_t>(p);
-    case Datatype::kUInt8: case Datatype::kBool: return Load<uint8_t>(p);
-    case Datatype::kInt16: return Load<int16_t>(p);
-    case Datatype::kUInt16: return Load<uint16_t>(p);
-    case Datatype::kInt32: return Load<int32_t>(p);
-    case Datatype::kUInt32: return Load<uint32_t>(p);
-    case Datatype::kUInt64: return Load<uint64_t>(p);
-    case Datatype::kFloat32: return FloatJson(Load<float>(p));
-    case Datatype::kFloat64: return FloatJson(Load<double>(p));
-    default: return Load<int64_t>(p);  // INT64, datetimes, times
+    case Datatype::kInt8:
+      return Load<int8_t>(p);
+    case Datatype::kUInt8:
+    case Datatype::kBool:
+      return Load<uint8_t>(p);
+    case Datatype::kInt16:
+      return Load<int16_t>(p);
+    case Datatype::kUInt16:
+      return Load<uint16_t>(p);
+    case Datatype::kInt32:
+      return Load<int32_t>(p);
+    case Datatype::kUInt32:
+      return Load<uint32_t>(p);
+    case Datatype::kUInt64:
+      return Load<uint64_t>(p);
+    case Datatype::kFloat32:
+      return FloatJson(Load<float>(p));
+    case Datatype::kFloat64:
+      return FloatJson(Load<double>(p));
+    default:
+      return Load<int64_t>(p);  // INT64, datetimes, times
   }
 }
 
@@ -162,16 +117,22 @@ Json FilterJson(const Filter& f) {
   Json j;
   j["name"] = JsonFilterName(f.type);
   switch (f.type) {
-    case FilterType::kGzip: case FilterType::kZstd: case FilterType::kLz4:
-    case FilterType::kRle: case FilterType::kBzip2: case FilterType::kDictionary:
+    case FilterType::kGzip:
+    case FilterType::kZstd:
+    case FilterType::kLz4:
+    case FilterType::kRle:
+    case FilterType::kBzip2:
+    case FilterType::kDictionary:
       j["level"] = f.compression_level;
       break;
-    case FilterType::kDoubleDelta: case FilterType::kDelta:
+    case FilterType::kDoubleDelta:
+    case FilterType::kDelta:
       j["level"] = f.compression_level;
       j["reinterpret_datatype"] =
           std::string(DatatypeName(f.reinterpret_datatype.value_or(Datatype::kAny)));
       break;
-    case FilterType::kBitWidthReduction: case FilterType::kPositiveDelta:
+    case FilterType::kBitWidthReduction:
+    case FilterType::kPositiveDelta:
       j["max_window"] = f.max_window_size;
       break;
     case FilterType::kScaleFloat:
@@ -312,7 +273,7 @@ Json SchemaJson(const ArraySchema& s, const std::vector<Enumeration>* enums) {
       lj["dimension"] = l.dimension_index < s.dimensions.size()
                             ? Json(s.dimensions[l.dimension_index].name)
                             : Json(l.dimension_index);
-      lj["label_order"] = l.label_order == 1 ? "increasing"
+      lj["label_order"] = l.label_order == 1   ? "increasing"
                           : l.label_order == 2 ? "decreasing"
                                                : "unordered";
       lj["type"] = std::string(DatatypeName(l.type));
@@ -437,8 +398,8 @@ std::string SchemaToText(const ArraySchema& s, const std::vector<Enumeration>* e
     if (a.var()) out += ", var-sized";
     if (!a.var() && a.cell_val_num != 1) out += fmt::format(" x {}", a.cell_val_num);
     if (a.nullable) out += ", nullable";
-    out += fmt::format(", fill {}",
-                       ValueText(a.type, a.fill_value, !a.var() && a.cell_val_num == 1));
+    out +=
+        fmt::format(", fill {}", ValueText(a.type, a.fill_value, !a.var() && a.cell_val_num == 1));
     if (a.nullable) out += fmt::format(" (validity {})", a.fill_value_validity);
     if (a.order != 0) out += a.order == 1 ? ", increasing" : ", decreasing";
     if (a.enumeration_name) out += fmt::format(", enumeration {}", *a.enumeration_name);

@@ -1,16 +1,17 @@
 #include "fusefs/model/array_tree.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "core/metadata/metadata.h"
-#include "fusefs/model/instant.h"
 #include "fusefs/model/documents.h"
+#include "fusefs/model/instant.h"
+#include "fusefs/model/string_file.h"
 #include "fusefs/render/column_files.h"
 #include "fusefs/render/csv.h"
 #include "fusefs/render/npy.h"
@@ -27,8 +28,8 @@ struct ArrayTree::Scope {
   std::shared_ptr<core::Array> array;
   std::shared_ptr<const core::ArrayView> view;
   std::shared_ptr<FragmentMetadata> fragment;  // fragments/<name>/ only
-  std::string key;            // cache key prefix, unique per view
-  bool root = false;          // has history/
+  std::string key;                             // cache key prefix, unique per view
+  bool root = false;                           // has history/
   bool immutable = false;
   int64_t mtime_ms = 0;
   std::shared_ptr<const std::vector<core::Enumeration>> enums;  // of the view's schema
@@ -50,9 +51,9 @@ std::vector<std::string> ViewTopNames(const ArrayTree::Scope& s) {
   if (IsFragmentScope(s)) {
     return {"attributes", "data.csv", "dimensions", "fragment.json", "fragment.txt", "tiles.csv"};
   }
-  std::vector<std::string> v = {"attributes", "data.csv",     "dimensions", "fragments",
-                                "log.txt",    "metadata",     "metadata.json", "schema.json",
-                                "schema.txt"};
+  std::vector<std::string> v = {"attributes",    "data.csv",    "dimensions",
+                                "fragments",     "log.txt",     "metadata",
+                                "metadata.json", "schema.json", "schema.txt"};
   if (s.root) v.insert(v.begin() + 4, "history");
   return v;
 }
@@ -61,7 +62,6 @@ bool IsDirName(const std::string& n) {
   return n == "attributes" || n == "dimensions" || n == "fragments" || n == "metadata" ||
          n == "history";
 }
-
 
 }  // namespace
 
@@ -81,9 +81,12 @@ std::string EscapeName(const std::string& name) {
   if (name.empty()) return "%00";
   std::string out;
   for (char c : name) {
-    if (c == '%') out += "%25";
-    else if (c == '/') out += "%2F";
-    else out.push_back(c);
+    if (c == '%')
+      out += "%25";
+    else if (c == '/')
+      out += "%2F";
+    else
+      out.push_back(c);
   }
   return out;
 }
@@ -329,10 +332,13 @@ namespace {
 // the field's cells, each read through ArrayView::ReadFieldRange.
 class FieldRangeFile final : public OpenFile {
  public:
-  FieldRangeFile(std::shared_ptr<const core::ArrayView> view, std::string field,
-                 std::string header, uint64_t cells, uint64_t cell_size)
-      : view_(std::move(view)), field_(std::move(field)), header_(std::move(header)),
-        cells_(cells), cell_size_(cell_size) {}
+  FieldRangeFile(std::shared_ptr<const core::ArrayView> view, std::string field, std::string header,
+                 uint64_t cells, uint64_t cell_size)
+      : view_(std::move(view)),
+        field_(std::move(field)),
+        header_(std::move(header)),
+        cells_(cells),
+        cell_size_(cell_size) {}
 
   uint64_t size() const override { return header_.size() + cells_ * cell_size_; }
 
@@ -354,8 +360,8 @@ class FieldRangeFile final : public OpenFile {
       uint64_t skip = data_from - first * cell_size_;
       uint64_t n = data_to - data_from;
       if (skip + n > c.data.size()) {
-        return Error::Corrupt(fmt::format("{}: {} bytes decoded for {} wanted", field_,
-                                          c.data.size(), skip + n));
+        return Error::Corrupt(
+            fmt::format("{}: {} bytes decoded for {} wanted", field_, c.data.size(), skip + n));
       }
       std::memcpy(out.data() + done, c.data.data() + skip, n);
       done += n;
@@ -411,8 +417,8 @@ Result<std::unique_ptr<OpenFile>> ArrayTree::FieldFile(const Scope& scope,
       new FieldRangeFile(scope.view, name, std::move(header), cells, cell_size));
 }
 
-Result<std::shared_ptr<const std::string>> ArrayTree::Render(
-    const Scope& scope, const std::vector<std::string>& rest) {
+Result<std::shared_ptr<const std::string>> ArrayTree::Render(const Scope& scope,
+                                                             const std::vector<std::string>& rest) {
   std::string path = fmt::format("{}", fmt::join(rest, "/"));
   std::string key = scope.key + "file/" + path;
   if (auto c = caches_->files.Get(key)) return c;
@@ -468,7 +474,8 @@ Result<std::shared_ptr<const std::string>> ArrayTree::Render(
       ASSIGN_OR_RETURN(auto c, Column(scope, a.name));
       cols.push_back(c);
     }
-    for (const auto& c : cols) cc.push_back({c.get(), EnumerationFor(schema, *scope.enums, c->name)});
+    for (const auto& c : cols)
+      cc.push_back({c.get(), EnumerationFor(schema, *scope.enums, c->name)});
     ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make(std::move(cc), true));
     table.AppendHeader(out);
     table.AppendRows(out, 0, table.row_count());
@@ -477,14 +484,14 @@ Result<std::shared_ptr<const std::string>> ArrayTree::Render(
   } else if (rest.size() == 1 && rest[0] == "schema.txt" && !IsFragmentScope(scope)) {
     out = core::SchemaToText(schema, scope.enums.get());
   } else if (!IsFragmentScope(scope) && (rest.size() == 2 && rest[0] == "metadata")) {
-    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(scope.array->storage(), "__meta",
-                                                 view.timestamp(), scope.array->key()));
+    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(scope.array->storage(), "__meta", view.timestamp(),
+                                                 scope.array->key()));
     auto it = md.find(UnescapeName(rest[1]));
     if (it == md.end()) return not_found();
     out = MetadataValueText(it->second);
   } else if (!IsFragmentScope(scope) && rest.size() == 1 && rest[0] == "metadata.json") {
-    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(scope.array->storage(), "__meta",
-                                                 view.timestamp(), scope.array->key()));
+    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(scope.array->storage(), "__meta", view.timestamp(),
+                                                 scope.array->key()));
     out = Dump(MetadataJson(md));
   } else if (!IsFragmentScope(scope) && rest.size() == 1 && rest[0] == "log.txt") {
     ASSIGN_OR_RETURN(out, RenderLog(*scope.array, view.timestamp()));
@@ -501,25 +508,6 @@ Result<std::shared_ptr<const std::string>> ArrayTree::Render(
   caches_->files.Put(key, ptr, ptr->size());
   return std::shared_ptr<const std::string>(ptr);
 }
-
-namespace {
-
-class StringFile final : public OpenFile {
- public:
-  explicit StringFile(std::shared_ptr<const std::string> s) : s_(std::move(s)) {}
-  uint64_t size() const override { return s_->size(); }
-  Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
-    if (offset >= s_->size()) return size_t{0};
-    size_t n = std::min<uint64_t>(out.size(), s_->size() - offset);
-    std::memcpy(out.data(), s_->data() + offset, n);
-    return n;
-  }
-
- private:
-  std::shared_ptr<const std::string> s_;
-};
-
-}  // namespace
 
 Result<NodeAttr> ArrayTree::GetAttr(const std::string& path) {
   std::vector<std::string> parts = SplitPath(path);
@@ -565,7 +553,8 @@ Result<std::vector<DirEntryAttr>> ArrayTree::List(const std::string& path) {
 Result<std::unique_ptr<OpenFile>> ArrayTree::Open(const std::string& path) {
   ASSIGN_OR_RETURN(auto resolved, Resolve(path, true));
   ASSIGN_OR_RETURN(NodeAttr a, Attr(*resolved.first, resolved.second));
-  if (a.type != NodeType::kFile) return Error::InvalidArgument(fmt::format("{}: is a directory", path));
+  if (a.type != NodeType::kFile)
+    return Error::InvalidArgument(fmt::format("{}: is a directory", path));
   ASSIGN_OR_RETURN(std::unique_ptr<OpenFile> field, FieldFile(*resolved.first, resolved.second));
   if (field) return field;
   ASSIGN_OR_RETURN(auto content, Render(*resolved.first, resolved.second));

@@ -1,38 +1,18 @@
 #include "fusefs/model/group_tree.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/metadata/metadata.h"
 #include "fusefs/model/documents.h"
+#include "fusefs/model/string_file.h"
 
 namespace tiledbfs::fusefs {
 
 using core::Error;
-
-namespace {
-
-class StringFile final : public OpenFile {
- public:
-  explicit StringFile(std::shared_ptr<const std::string> s) : s_(std::move(s)) {}
-  uint64_t size() const override { return s_->size(); }
-  Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
-    if (offset >= s_->size()) return size_t{0};
-    size_t n = std::min<uint64_t>(out.size(), s_->size() - offset);
-    std::memcpy(out.data(), s_->data() + offset, n);
-    return n;
-  }
-
- private:
-  std::shared_ptr<const std::string> s_;
-};
-
-std::string MetadataText(const core::MetadataValue& v) { return MetadataValueText(v); }
-
-}  // namespace
 
 Result<std::unique_ptr<GroupTree>> GroupTree::Open(const std::string& root,
                                                    std::shared_ptr<const core::Storage> storage,
@@ -73,8 +53,8 @@ Result<Tree*> GroupTree::Member(const std::string& file_name) {
     } else if (!m.uri.empty() && m.uri[0] == '/') {
       path = m.uri;
     } else {
-      return Error::Unsupported(fmt::format("member {}: URI {} is not a local folder", m.name,
-                                            m.uri));
+      return Error::Unsupported(
+          fmt::format("member {}: URI {} is not a local folder", m.name, m.uri));
     }
     ASSIGN_OR_RETURN(std::unique_ptr<Tree> t, OpenFolder(path, options_, caches_));
     Tree* raw = t.get();
@@ -111,7 +91,7 @@ Result<std::shared_ptr<const std::string>> GroupTree::RenderOwn(
     ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));
     auto it = md.find(UnescapeName(parts[1]));
     if (it == md.end()) return Error::NotFound(fmt::format("metadata/{}: no such key", parts[1]));
-    return std::make_shared<const std::string>(MetadataText(it->second));
+    return std::make_shared<const std::string>(MetadataValueText(it->second));
   }
   return Error::NotFound(fmt::format("{}: no such file", fmt::join(parts, "/")));
 }
@@ -155,7 +135,7 @@ Result<std::vector<DirEntryAttr>> GroupTree::List(const std::string& path) {
     ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));
     for (const auto& [k, v] : md) {
       NodeAttr a;
-      a.size = MetadataText(v).size();
+      a.size = MetadataValueText(v).size();
       out.push_back({EscapeName(k), a});
     }
     return out;
@@ -176,6 +156,5 @@ Result<std::unique_ptr<OpenFile>> GroupTree::Open(const std::string& path) {
   if (parts.size() == 1) return Error::InvalidArgument(fmt::format("{}: is a directory", path));
   return m->Open(path.substr(parts[0].size() + 1));
 }
-
 
 }  // namespace tiledbfs::fusefs

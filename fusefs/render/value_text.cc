@@ -7,9 +7,13 @@
 #include <cstring>
 #include <limits>
 
+#include "core/util/text.h"
+
 namespace tiledbfs::fusefs {
 namespace {
 
+using core::AppendHex;
+using core::AppendUtf8;
 using core::Datatype;
 
 template <class T>
@@ -39,34 +43,6 @@ void AppendShortest(std::string& out, F v) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   out.append(buf, r.ptr);
-}
-
-void AppendHex(std::string& out, Bytes b) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  size_t at = out.size();
-  out.resize(at + 2 * b.size());
-  for (uint8_t byte : b) {
-    out[at++] = kDigits[byte >> 4];
-    out[at++] = kDigits[byte & 15];
-  }
-}
-
-void AppendUtf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 constexpr uint32_t kReplacement = 0xFFFD;
