@@ -1,7 +1,7 @@
 # Shared by scripts/*.sh: install what is missing, build.
 TILEDBFS_PACKAGES=(cmake g++ make pkg-config libfuse3-dev fuse3 libzstd-dev liblz4-dev zlib1g-dev
   libbz2-dev libssl-dev libfmt-dev libgtest-dev nlohmann-json3-dev python3 python3-numpy
-  python3-pandas jq attr)
+  python3-pandas jq attr clang-format)
 
 tiledbfs_install_deps() {
   local missing=()

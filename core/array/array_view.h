@@ -21,7 +21,9 @@ class ArrayView {
   // `cache` holds decoded tiles, shared with the other views of the array.
   ArrayView(std::shared_ptr<const ArraySchema> schema, ViewInputs inputs, uint64_t instant,
             std::shared_ptr<TileCache> cache)
-      : schema_(std::move(schema)), in_(std::move(inputs)), instant_(instant),
+      : schema_(std::move(schema)),
+        in_(std::move(inputs)),
+        instant_(instant),
         cache_(std::move(cache)) {
     in_.schema = schema_.get();
   }
@@ -33,9 +35,7 @@ class ArrayView {
   uint64_t timestamp() const { return in_.timestamp; }
   const ArraySchema& schema() const { return *schema_; }
   std::shared_ptr<const ArraySchema> schema_ptr() const { return schema_; }
-  const std::vector<std::shared_ptr<FragmentMetadata>>& fragments() const {
-    return in_.fragments;
-  }
+  const std::vector<std::shared_ptr<FragmentMetadata>>& fragments() const { return in_.fragments; }
   bool dense() const { return schema_->dense(); }
 
   // Number of cells (builds the cell index on first use).

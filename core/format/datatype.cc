@@ -1,8 +1,8 @@
 #include "core/format/datatype.h"
 
-#include <array>
-
 #include <fmt/format.h>
+
+#include <array>
 
 namespace tiledbfs::core {
 namespace {
@@ -13,19 +13,20 @@ struct TypeInfo {
 };
 
 constexpr std::array<TypeInfo, 44> kTypes = {{
-    {"INT32", 4}, {"INT64", 8}, {"FLOAT32", 4}, {"FLOAT64", 8}, {"CHAR", 1}, {"INT8", 1},
-    {"UINT8", 1}, {"INT16", 2}, {"UINT16", 2}, {"UINT32", 4}, {"UINT64", 8},
-    {"STRING_ASCII", 1}, {"STRING_UTF8", 1}, {"STRING_UTF16", 2}, {"STRING_UTF32", 4},
-    {"STRING_UCS2", 2}, {"STRING_UCS4", 4}, {"ANY", 1}, {"DATETIME_YEAR", 8},
-    {"DATETIME_MONTH", 8}, {"DATETIME_WEEK", 8}, {"DATETIME_DAY", 8}, {"DATETIME_HR", 8},
-    {"DATETIME_MIN", 8}, {"DATETIME_SEC", 8}, {"DATETIME_MS", 8}, {"DATETIME_US", 8},
-    {"DATETIME_NS", 8}, {"DATETIME_PS", 8}, {"DATETIME_FS", 8}, {"DATETIME_AS", 8},
-    {"TIME_HR", 8}, {"TIME_MIN", 8}, {"TIME_SEC", 8}, {"TIME_MS", 8}, {"TIME_US", 8},
-    {"TIME_NS", 8}, {"TIME_PS", 8}, {"TIME_FS", 8}, {"TIME_AS", 8}, {"BLOB", 1},
-    {"BOOL", 1}, {"GEOM_WKB", 1}, {"GEOM_WKT", 1},
+    {"INT32", 4},         {"INT64", 8},        {"FLOAT32", 4},       {"FLOAT64", 8},
+    {"CHAR", 1},          {"INT8", 1},         {"UINT8", 1},         {"INT16", 2},
+    {"UINT16", 2},        {"UINT32", 4},       {"UINT64", 8},        {"STRING_ASCII", 1},
+    {"STRING_UTF8", 1},   {"STRING_UTF16", 2}, {"STRING_UTF32", 4},  {"STRING_UCS2", 2},
+    {"STRING_UCS4", 4},   {"ANY", 1},          {"DATETIME_YEAR", 8}, {"DATETIME_MONTH", 8},
+    {"DATETIME_WEEK", 8}, {"DATETIME_DAY", 8}, {"DATETIME_HR", 8},   {"DATETIME_MIN", 8},
+    {"DATETIME_SEC", 8},  {"DATETIME_MS", 8},  {"DATETIME_US", 8},   {"DATETIME_NS", 8},
+    {"DATETIME_PS", 8},   {"DATETIME_FS", 8},  {"DATETIME_AS", 8},   {"TIME_HR", 8},
+    {"TIME_MIN", 8},      {"TIME_SEC", 8},     {"TIME_MS", 8},       {"TIME_US", 8},
+    {"TIME_NS", 8},       {"TIME_PS", 8},      {"TIME_FS", 8},       {"TIME_AS", 8},
+    {"BLOB", 1},          {"BOOL", 1},         {"GEOM_WKB", 1},      {"GEOM_WKT", 1},
 }};
 
-constexpr std::array<std::string_view, 13> kUnits = {"Y", "M", "W", "D", "h", "m", "s",
+constexpr std::array<std::string_view, 13> kUnits = {"Y",  "M",  "W",  "D",  "h",  "m", "s",
                                                      "ms", "us", "ns", "ps", "fs", "as"};
 
 }  // namespace
@@ -48,8 +49,14 @@ std::optional<Datatype> DatatypeFromName(std::string_view name) {
 
 bool IsInteger(Datatype t) {
   switch (t) {
-    case Datatype::kInt8: case Datatype::kUInt8: case Datatype::kInt16: case Datatype::kUInt16:
-    case Datatype::kInt32: case Datatype::kUInt32: case Datatype::kInt64: case Datatype::kUInt64:
+    case Datatype::kInt8:
+    case Datatype::kUInt8:
+    case Datatype::kInt16:
+    case Datatype::kUInt16:
+    case Datatype::kInt32:
+    case Datatype::kUInt32:
+    case Datatype::kInt64:
+    case Datatype::kUInt64:
       return true;
     default:
       return false;
@@ -58,7 +65,10 @@ bool IsInteger(Datatype t) {
 
 bool IsSigned(Datatype t) {
   switch (t) {
-    case Datatype::kInt8: case Datatype::kInt16: case Datatype::kInt32: case Datatype::kInt64:
+    case Datatype::kInt8:
+    case Datatype::kInt16:
+    case Datatype::kInt32:
+    case Datatype::kInt64:
       return true;
     default:
       return IsDatetime(t) || IsTime(t);
@@ -105,11 +115,16 @@ Result<Layout> ParseLayout(uint8_t byte) {
 
 std::string_view LayoutName(Layout l) {
   switch (l) {
-    case Layout::kRowMajor: return "row-major";
-    case Layout::kColMajor: return "col-major";
-    case Layout::kGlobalOrder: return "global-order";
-    case Layout::kUnordered: return "unordered";
-    case Layout::kHilbert: return "hilbert";
+    case Layout::kRowMajor:
+      return "row-major";
+    case Layout::kColMajor:
+      return "col-major";
+    case Layout::kGlobalOrder:
+      return "global-order";
+    case Layout::kUnordered:
+      return "unordered";
+    case Layout::kHilbert:
+      return "hilbert";
   }
   return "unknown";
 }

@@ -1,8 +1,8 @@
 #include "core/fragment/consolidated_fragment_meta.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "core/tile/generic_tile.h"
 #include "core/util/byte_reader.h"
@@ -16,14 +16,14 @@ Result<std::vector<ConsolidatedFooter>> ParseConsolidatedFragmentMeta(Bytes payl
   ASSIGN_OR_RETURN(uint32_t count, r.Read<uint32_t>("consolidated fragment metadata: count"));
   // Each entry takes at least 16 bytes.
   if (count > r.remaining() / 16) {
-    return r.Corrupt("consolidated fragment metadata: count",
-                     fmt::format("{} entries cannot fit in the {} bytes left", count,
-                                 r.remaining()));
+    return r.Corrupt(
+        "consolidated fragment metadata: count",
+        fmt::format("{} entries cannot fit in the {} bytes left", count, r.remaining()));
   }
   if (count > limits.max_files) {
-    return Error::OutOfMemory(fmt::format(
-        "consolidated fragment metadata: {} fragments exceed the limit of {}", count,
-        limits.max_files));
+    return Error::OutOfMemory(
+        fmt::format("consolidated fragment metadata: {} fragments exceed the limit of {}", count,
+                    limits.max_files));
   }
   std::vector<ConsolidatedFooter> out;
   out.reserve(count);

@@ -1,8 +1,8 @@
 #include "core/fragment/dense_tile_grid.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "core/util/byte_reader.h"
 
@@ -25,20 +25,29 @@ Result<__int128> DimensionValue(Datatype type, Bytes bytes) {
         fmt::format("a {} dimension has no integer coordinates", DatatypeName(type)));
   }
   if (bytes.size() != DatatypeSize(type)) {
-    return Error::Corrupt(fmt::format("{} coordinate of {} bytes", DatatypeName(type),
-                                      bytes.size()));
+    return Error::Corrupt(
+        fmt::format("{} coordinate of {} bytes", DatatypeName(type), bytes.size()));
   }
   if (fixed64) return Load<int64_t>(bytes);
   switch (type) {
-    case Datatype::kInt8: return Load<int8_t>(bytes);
-    case Datatype::kUInt8: return Load<uint8_t>(bytes);
-    case Datatype::kInt16: return Load<int16_t>(bytes);
-    case Datatype::kUInt16: return Load<uint16_t>(bytes);
-    case Datatype::kInt32: return Load<int32_t>(bytes);
-    case Datatype::kUInt32: return Load<uint32_t>(bytes);
-    case Datatype::kInt64: return Load<int64_t>(bytes);
-    case Datatype::kUInt64: return Load<uint64_t>(bytes);
-    default: break;
+    case Datatype::kInt8:
+      return Load<int8_t>(bytes);
+    case Datatype::kUInt8:
+      return Load<uint8_t>(bytes);
+    case Datatype::kInt16:
+      return Load<int16_t>(bytes);
+    case Datatype::kUInt16:
+      return Load<uint16_t>(bytes);
+    case Datatype::kInt32:
+      return Load<int32_t>(bytes);
+    case Datatype::kUInt32:
+      return Load<uint32_t>(bytes);
+    case Datatype::kInt64:
+      return Load<int64_t>(bytes);
+    case Datatype::kUInt64:
+      return Load<uint64_t>(bytes);
+    default:
+      break;
   }
   return Error::Corrupt(fmt::format("unexpected dimension type {}", DatatypeName(type)));
 }
@@ -46,8 +55,9 @@ Result<__int128> DimensionValue(Datatype type, Bytes bytes) {
 Result<DenseTileGrid> ComputeDenseTileGrid(const ArraySchema& schema,
                                            const std::vector<Range>& ned) {
   if (ned.size() != schema.dimensions.size() || ned.empty()) {
-    return Error::Corrupt(fmt::format("dense grid: non-empty domain has {} ranges for {} dimensions",
-                                      ned.size(), schema.dimensions.size()));
+    return Error::Corrupt(
+        fmt::format("dense grid: non-empty domain has {} ranges for {} dimensions", ned.size(),
+                    schema.dimensions.size()));
   }
   DenseTileGrid g;
   g.tile_num = 1;
@@ -75,14 +85,14 @@ Result<DenseTileGrid> ComputeDenseTileGrid(const ArraySchema& schema,
       extent = *hi - *lo + 1;
     }
     if (extent <= 0 || extent > static_cast<__int128>(UINT64_MAX)) {
-      return ctx(Error::Corrupt(fmt::format("tile extent {} is not positive",
-                                            static_cast<long long>(extent))));
+      return ctx(Error::Corrupt(
+          fmt::format("tile extent {} is not positive", static_cast<long long>(extent))));
     }
     if (*nlo < *lo || *nhi < *nlo) {
-      return ctx(Error::Corrupt(fmt::format(
-          "non-empty domain [{}, {}] does not start inside the domain [{}, {}]",
-          static_cast<long long>(*nlo), static_cast<long long>(*nhi),
-          static_cast<long long>(*lo), static_cast<long long>(*hi))));
+      return ctx(Error::Corrupt(
+          fmt::format("non-empty domain [{}, {}] does not start inside the domain [{}, {}]",
+                      static_cast<long long>(*nlo), static_cast<long long>(*nhi),
+                      static_cast<long long>(*lo), static_cast<long long>(*hi))));
     }
     const __int128 first = (*nlo - *lo) / extent;
     const __int128 last = (*nhi - *lo) / extent;

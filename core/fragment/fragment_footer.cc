@@ -15,8 +15,8 @@ bool AllDimsFixed(const ArraySchema& schema) {
 // n uint64 values; the count is checked against the bytes left first.
 Result<std::vector<uint64_t>> ReadU64Array(ByteReader& r, uint64_t n, std::string_view field) {
   if (n > r.remaining() / 8) {
-    return r.Corrupt(field, fmt::format("{} values need {} bytes, {} left (truncated)", n,
-                                        n * 8, r.remaining()));
+    return r.Corrupt(field, fmt::format("{} values need {} bytes, {} left (truncated)", n, n * 8,
+                                        r.remaining()));
   }
   std::vector<uint64_t> out;
   out.reserve(n);
@@ -50,9 +50,9 @@ Result<FooterPrefix> ReadPrefix(ByteReader& r) {
         start, p.version, kMaxFragmentVersion));
   }
   if (!HasFragmentFooter(p.version)) {
-    return Error::Corrupt(fmt::format(
-        "offset {}: fragment footer: version {}: fragments of format {} have no footer", start,
-        p.version, p.version));
+    return Error::Corrupt(
+        fmt::format("offset {}: fragment footer: version {}: fragments of format {} have no footer",
+                    start, p.version, p.version));
   }
   if (HasSchemaName(p.version)) {
     ASSIGN_OR_RETURN(uint64_t size, r.Read<uint64_t>("fragment footer: schema name size"));
@@ -74,8 +74,7 @@ uint64_t FooterFieldCount(const ArraySchema& schema, uint32_t version, bool has_
                           bool has_delete_meta) {
   const uint64_t a = schema.attributes.size();
   if (!HasPerDimensionFiles(version)) return a + 1;
-  return a + 1 + schema.dimensions.size() + (has_timestamps ? 1 : 0) +
-         (has_delete_meta ? 2 : 0);
+  return a + 1 + schema.dimensions.size() + (has_timestamps ? 1 : 0) + (has_delete_meta ? 2 : 0);
 }
 
 int FooterFieldIndex(const ArraySchema& schema, uint32_t version, bool has_timestamps,
@@ -97,9 +96,8 @@ int FooterFieldIndex(const ArraySchema& schema, uint32_t version, bool has_times
       return split && has_delete_meta ? static_cast<int>(after_dims + (has_timestamps ? 1 : 0))
                                       : -1;
     case FieldRef::Kind::kDeleteConditionIndex:
-      return split && has_delete_meta
-                 ? static_cast<int>(after_dims + (has_timestamps ? 1 : 0) + 1)
-                 : -1;
+      return split && has_delete_meta ? static_cast<int>(after_dims + (has_timestamps ? 1 : 0) + 1)
+                                      : -1;
   }
   return -1;
 }
@@ -158,8 +156,8 @@ Result<uint64_t> FixedFooterSize(const ArraySchema& schema, uint32_t version) {
   uint64_t size = 4 + 1 + 1 + 8 + 8 + 8;  // version, dense, null NED, tile nums, R-tree
   if (!HasPerDimensionFiles(version)) {
     size += 2 * dims * CoordSize(schema.dimensions[0]);
-    size += 8 * ((a + 1) + a);            // file sizes, file var sizes
-    size += 8 * ((a + 1) + a + a);        // tile offsets, var offsets, var sizes
+    size += 8 * ((a + 1) + a);      // file sizes, file var sizes
+    size += 8 * ((a + 1) + a + a);  // tile offsets, var offsets, var sizes
     return size;
   }
   for (const auto& d : schema.dimensions) size += 2 * CoordSize(d);
@@ -175,8 +173,8 @@ Result<FooterPrefix> PeekFragmentFooter(Bytes footer, uint64_t file_offset) {
 }
 
 Result<FragmentFooter> ParseFragmentFooterFields(Bytes footer, uint64_t file_offset,
-                                                 const ArraySchema& schema,
-                                                 uint32_t version_hint, uint64_t* consumed) {
+                                                 const ArraySchema& schema, uint32_t version_hint,
+                                                 uint64_t* consumed) {
   TRY(CheckSchemaUsable(schema));
   ByteReader r(footer, file_offset);
   ASSIGN_OR_RETURN(FooterPrefix prefix, ReadPrefix(r));
@@ -185,8 +183,7 @@ Result<FragmentFooter> ParseFragmentFooterFields(Bytes footer, uint64_t file_off
   f.array_schema_name = std::move(prefix.array_schema_name);
   const uint32_t v = f.version;
   if (version_hint != 0) {
-    const bool matches = version_hint >= 5 ? v == version_hint
-                                           : (version_hint >= 3 && v < 5);
+    const bool matches = version_hint >= 5 ? v == version_hint : (version_hint >= 3 && v < 5);
     if (!matches) {
       return Error::Corrupt(fmt::format(
           "offset {}: fragment footer: version {} does not match the fragment name's ({})",
@@ -212,8 +209,7 @@ Result<FragmentFooter> ParseFragmentFooterFields(Bytes footer, uint64_t file_off
     TRY(r.Skip(dummy, "fragment footer: non-empty domain (null)"));
   }
   ASSIGN_OR_RETURN(f.sparse_tile_num, r.Read<uint64_t>("fragment footer: sparse tile num"));
-  ASSIGN_OR_RETURN(f.last_tile_cell_num,
-                   r.Read<uint64_t>("fragment footer: last tile cell num"));
+  ASSIGN_OR_RETURN(f.last_tile_cell_num, r.Read<uint64_t>("fragment footer: last tile cell num"));
   if (HasTimestampsFlag(v)) {
     ASSIGN_OR_RETURN(f.has_timestamps, r.ReadBool("fragment footer: has timestamps"));
   }
@@ -300,15 +296,15 @@ Result<FragmentFooter> ParseFragmentFooterFields(Bytes footer, uint64_t file_off
 Result<FragmentFooter> ParseFragmentFooter(Bytes footer, uint64_t file_offset,
                                            const ArraySchema& schema, uint32_t version_hint) {
   uint64_t consumed = 0;
-  ASSIGN_OR_RETURN(FragmentFooter f, ParseFragmentFooterFields(footer, file_offset, schema,
-                                                               version_hint, &consumed));
+  ASSIGN_OR_RETURN(FragmentFooter f,
+                   ParseFragmentFooterFields(footer, file_offset, schema, version_hint, &consumed));
   ByteReader r(footer.subspan(consumed), file_offset + consumed);
   if (FooterHasLengthField(schema, f.version)) {
     ASSIGN_OR_RETURN(uint64_t length, r.Read<uint64_t>("fragment footer: footer length"));
     if (length != consumed) {
-      return Error::Corrupt(fmt::format(
-          "offset {}: fragment footer: footer length {} but its fields take {} bytes",
-          file_offset + consumed, length, consumed));
+      return Error::Corrupt(
+          fmt::format("offset {}: fragment footer: footer length {} but its fields take {} bytes",
+                      file_offset + consumed, length, consumed));
     }
   }
   if (!r.empty()) {

@@ -73,8 +73,14 @@ inline constexpr const char* kLegacySchemaName = "__array_schema.tdb";
 // A stored field of a fragment. Footer arrays and data file names are
 // indexed by FragmentMetadata::FieldIndex(field).
 struct FieldRef {
-  enum class Kind { kAttribute, kDimension, kCoords, kTimestamps, kDeleteTimestamps,
-                    kDeleteConditionIndex };
+  enum class Kind {
+    kAttribute,
+    kDimension,
+    kCoords,
+    kTimestamps,
+    kDeleteTimestamps,
+    kDeleteConditionIndex
+  };
   Kind kind = Kind::kAttribute;
   uint32_t index = 0;  // attribute or dimension index in the fragment's schema
 
@@ -153,8 +159,8 @@ Result<FooterPrefix> PeekFragmentFooter(Bytes footer, uint64_t file_offset);
 // unknown); from 5 on it must match the footer's. Errors: kCorrupt,
 // kUnsupported (version).
 Result<FragmentFooter> ParseFragmentFooterFields(Bytes footer, uint64_t file_offset,
-                                                 const ArraySchema& schema,
-                                                 uint32_t version_hint, uint64_t* consumed);
+                                                 const ArraySchema& schema, uint32_t version_hint,
+                                                 uint64_t* consumed);
 
 // Parses a footer given its bytes (exactly the footer, length field
 // included when it has one) and the schema it refers to. `version_hint` is

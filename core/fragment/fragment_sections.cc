@@ -27,8 +27,8 @@ Result<std::vector<uint64_t>> ParseUint64List(Bytes payload, uint64_t file_offse
   ByteReader r(payload, file_offset);
   ASSIGN_OR_RETURN(uint64_t count, r.Read<uint64_t>(what));
   if (count > r.remaining() / 8) {
-    return r.Corrupt(what, fmt::format("count {} needs more than the {} bytes left", count,
-                                       r.remaining()));
+    return r.Corrupt(
+        what, fmt::format("count {} needs more than the {} bytes left", count, r.remaining()));
   }
   std::vector<uint64_t> out;
   out.reserve(count);
@@ -119,9 +119,9 @@ Result<std::vector<ByteVec>> ParseTileMinMax(Bytes payload, uint64_t file_offset
     const uint64_t start = starts[i];
     const uint64_t end = i + 1 < count ? starts[i + 1] : var_size;
     if (start > end || end > var_size) {
-      return Error::Corrupt(fmt::format(
-          "offset {}: {}: value {} spans [{}, {}) outside the {} var bytes", data_offset + i * 8,
-          what, i, start, end, var_size));
+      return Error::Corrupt(
+          fmt::format("offset {}: {}: value {} spans [{}, {}) outside the {} var bytes",
+                      data_offset + i * 8, what, i, start, end, var_size));
     }
     auto v = var_data.subspan(start, end - start);
     out.emplace_back(v.begin(), v.end());
@@ -134,9 +134,9 @@ Result<std::vector<FragmentStats>> ParseFragmentStats(Bytes payload, uint64_t fi
   ByteReader r(payload, file_offset);
   // Each field takes at least 32 bytes.
   if (field_count > payload.size() / 32) {
-    return Error::Corrupt(fmt::format(
-        "offset {}: fragment statistics: {} fields cannot fit in {} bytes (truncated)",
-        file_offset, field_count, payload.size()));
+    return Error::Corrupt(
+        fmt::format("offset {}: fragment statistics: {} fields cannot fit in {} bytes (truncated)",
+                    file_offset, field_count, payload.size()));
   }
   std::vector<FragmentStats> out(field_count);
   for (auto& s : out) {

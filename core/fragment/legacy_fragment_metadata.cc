@@ -8,8 +8,8 @@ namespace {
 Result<std::vector<uint64_t>> ReadCountedList(ByteReader& r, std::string_view field) {
   ASSIGN_OR_RETURN(uint64_t count, r.Read<uint64_t>(field));
   if (count > r.remaining() / 8) {
-    return r.Corrupt(field, fmt::format("count {} needs more than the {} bytes left", count,
-                                        r.remaining()));
+    return r.Corrupt(
+        field, fmt::format("count {} needs more than the {} bytes left", count, r.remaining()));
   }
   std::vector<uint64_t> out;
   out.reserve(count);
@@ -22,8 +22,8 @@ Result<std::vector<uint64_t>> ReadCountedList(ByteReader& r, std::string_view fi
 
 Result<std::vector<uint64_t>> ReadFixedList(ByteReader& r, uint64_t n, std::string_view field) {
   if (n > r.remaining() / 8) {
-    return r.Corrupt(field, fmt::format("{} values need more than the {} bytes left", n,
-                                        r.remaining()));
+    return r.Corrupt(field,
+                     fmt::format("{} values need more than the {} bytes left", n, r.remaining()));
   }
   std::vector<uint64_t> out;
   out.reserve(n);
@@ -37,8 +37,7 @@ Result<std::vector<uint64_t>> ReadFixedList(ByteReader& r, uint64_t n, std::stri
 }  // namespace
 
 Result<LegacyFragmentMetadata> ParseLegacyFragmentMetadata(Bytes payload, uint64_t file_offset,
-                                                           const ArraySchema& schema,
-                                                           bool dense) {
+                                                           const ArraySchema& schema, bool dense) {
   if (schema.dimensions.empty()) {
     return Error::Corrupt(fmt::format("schema {} has no dimensions", schema.name));
   }
@@ -49,17 +48,17 @@ Result<LegacyFragmentMetadata> ParseLegacyFragmentMetadata(Bytes payload, uint64
   f.array_schema_name = kLegacySchemaName;
   ASSIGN_OR_RETURN(f.version, r.Read<uint32_t>("legacy fragment metadata: version"));
   if (f.version == 0 || f.version > 2) {
-    return Error::Corrupt(fmt::format(
-        "offset {}: legacy fragment metadata: version {} (expected 1 or 2)", file_offset,
-        f.version));
+    return Error::Corrupt(
+        fmt::format("offset {}: legacy fragment metadata: version {} (expected 1 or 2)",
+                    file_offset, f.version));
   }
 
   uint64_t domain_bytes = 0;
   for (const auto& d : schema.dimensions) {
     if (d.var()) {
-      return Error::Corrupt(fmt::format(
-          "legacy fragment metadata: dimension {} is var-sized in a format {} fragment", d.name,
-          f.version));
+      return Error::Corrupt(
+          fmt::format("legacy fragment metadata: dimension {} is var-sized in a format {} fragment",
+                      d.name, f.version));
     }
     domain_bytes += 2 * CoordSize(d);
   }
@@ -73,15 +72,16 @@ Result<LegacyFragmentMetadata> ParseLegacyFragmentMetadata(Bytes payload, uint64
       return r.Corrupt("legacy fragment metadata: non-empty domain size",
                        fmt::format("{} bytes, expected {}", ned_size, domain_bytes));
     }
-    ASSIGN_OR_RETURN(f.non_empty_domain,
-                     ReadFixedNdRange(r, schema, false, "legacy fragment metadata: non-empty domain"));
+    ASSIGN_OR_RETURN(
+        f.non_empty_domain,
+        ReadFixedNdRange(r, schema, false, "legacy fragment metadata: non-empty domain"));
   }
 
   ASSIGN_OR_RETURN(uint64_t mbr_num, r.Read<uint64_t>("legacy fragment metadata: MBR num"));
   if (mbr_num > r.remaining() / domain_bytes) {
-    return r.Corrupt("legacy fragment metadata: MBR num",
-                     fmt::format("{} MBRs cannot fit in the {} bytes left", mbr_num,
-                                 r.remaining()));
+    return r.Corrupt(
+        "legacy fragment metadata: MBR num",
+        fmt::format("{} MBRs cannot fit in the {} bytes left", mbr_num, r.remaining()));
   }
   m.mbrs.reserve(mbr_num);
   for (uint64_t i = 0; i < mbr_num; ++i) {
@@ -94,9 +94,9 @@ Result<LegacyFragmentMetadata> ParseLegacyFragmentMetadata(Bytes payload, uint64
                    r.Read<uint64_t>("legacy fragment metadata: bounding coords num"));
   // Each entry is the first and last coordinates: 2 x (all dimensions).
   if (bounding_num > r.remaining() / domain_bytes) {
-    return r.Corrupt("legacy fragment metadata: bounding coords num",
-                     fmt::format("{} entries cannot fit in the {} bytes left", bounding_num,
-                                 r.remaining()));
+    return r.Corrupt(
+        "legacy fragment metadata: bounding coords num",
+        fmt::format("{} entries cannot fit in the {} bytes left", bounding_num, r.remaining()));
   }
   TRY(r.Skip(bounding_num * domain_bytes, "legacy fragment metadata: bounding coords"));
 

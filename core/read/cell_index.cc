@@ -1,11 +1,11 @@
 #include "core/read/cell_index.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "core/read/coords.h"
 
@@ -55,8 +55,8 @@ Result<DenseLocator> DenseLocator::Make(const ViewInputs& in, const std::vector<
       f.ext[d] = dim.tile_extent ? ToInt128(dim.type, *dim.tile_extent)
                                  : ToInt128(dim.type, dim.domain.hi) - f.dom_lo[d] + 1;
       if (f.ext[d] <= 0 || f.a[d] < f.dom_lo[d] || f.b[d] < f.a[d]) {
-        return Error::Corrupt(fmt::format("{}: non-empty domain outside the array domain",
-                                          frag.dir()));
+        return Error::Corrupt(
+            fmt::format("{}: non-empty domain outside the array domain", frag.dir()));
       }
       f.tile_first[d] = static_cast<uint64_t>((f.a[d] - f.dom_lo[d]) / f.ext[d]);
       f.tiles_per_dim[d] =
@@ -83,7 +83,8 @@ CellRef DenseLocator::Locate(uint64_t i) const {
     big.resize(dims);
     c = big.data();
   }
-  for (size_t d = 0; d < dims; ++d) c[d] = lo_[d] + static_cast<I128>((i / strides_[d]) % shape_[d]);
+  for (size_t d = 0; d < dims; ++d)
+    c[d] = lo_[d] + static_cast<I128>((i / strides_[d]) % shape_[d]);
   // Newest fragment first: a cell belongs to the newest fragment that wrote it.
   for (size_t fi = frags_.size(); fi-- > 0;) {
     const Frag& f = frags_[fi];
@@ -141,8 +142,8 @@ Result<CellIndex> BuildDenseIndex(const ViewInputs& in) {
     if (extent > (I128(1) << 62)) return Error::OutOfMemory("dense view too large");
     index.shape[d] = static_cast<uint64_t>(extent);
     if (MulOverflow(n, index.shape[d], &n) || n > DefaultLimits().max_view_cells) {
-      return Error::OutOfMemory(fmt::format("dense view of more than {} cells",
-                                            DefaultLimits().max_view_cells));
+      return Error::OutOfMemory(
+          fmt::format("dense view of more than {} cells", DefaultLimits().max_view_cells));
     }
     const Dimension& dim = schema.dimensions[d];
     index.box[d].lo.resize(DatatypeSize(dim.type));
@@ -195,9 +196,7 @@ class EntryCellValues : public CellValues {
                   std::vector<std::map<std::pair<uint64_t, std::string>, DecodedTile>>& cache)
       : in_(in), coords_(coords), cache_(cache) {}
   void Set(const SparseEntry& e) { e_ = &e; }
-  const ArraySchema& schema() const override {
-    return in_.fragments[e_->fragment]->schema();
-  }
+  const ArraySchema& schema() const override { return in_.fragments[e_->fragment]->schema(); }
 
   Result<std::optional<Bytes>> Value(const std::string& field) const override {
     const FragmentMetadata& frag = *in_.fragments[e_->fragment];
@@ -210,8 +209,8 @@ class EntryCellValues : public CellValues {
     auto key = std::make_pair(e_->tile, field);
     auto it = cache.find(key);
     if (it == cache.end()) {
-      ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(a), e_->tile,
-                                               in_.encrypted));
+      ASSIGN_OR_RETURN(DecodedTile t,
+                       ReadTile(frag, FieldRef::Attribute(a), e_->tile, in_.encrypted));
       it = cache.emplace(key, std::move(t)).first;
     }
     if (!it->second.valid(e_->pos)) return std::optional<Bytes>();
@@ -273,8 +272,8 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
         if (!del.fixed.empty()) {
           uint64_t deleted_at;
           std::memcpy(&deleted_at, del.fixed.data() + p * 8, 8);
-          bool visible = in.timestamp == UINT64_MAX ? deleted_at >= in.timestamp
-                                                    : deleted_at > in.timestamp;
+          bool visible =
+              in.timestamp == UINT64_MAX ? deleted_at >= in.timestamp : deleted_at > in.timestamp;
           if (!visible) continue;
         }
         entries.push_back({static_cast<uint32_t>(fi), static_cast<uint32_t>(p), t, stamp});
@@ -307,8 +306,7 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
     entries.resize(w);
   }
   if (!in.deletes.empty()) {
-    std::vector<std::map<std::pair<uint64_t, std::string>, DecodedTile>> cache(
-        in.fragments.size());
+    std::vector<std::map<std::pair<uint64_t, std::string>, DecodedTile>> cache(in.fragments.size());
     std::vector<const std::vector<std::string>*> processed(in.fragments.size(), nullptr);
     for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
       if (in.fragments[fi]->footer().has_delete_meta) {
@@ -325,8 +323,8 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
       for (const DeleteRule& rule : in.deletes) {
         if (rule.timestamp < frag.name().t1) continue;
         if (processed[e.fragment] != nullptr &&
-            std::find(processed[e.fragment]->begin(), processed[e.fragment]->end(),
-                      rule.marker) != processed[e.fragment]->end()) {
+            std::find(processed[e.fragment]->begin(), processed[e.fragment]->end(), rule.marker) !=
+                processed[e.fragment]->end()) {
           continue;
         }
         if (frag.footer().has_timestamps && rule.timestamp <= frag.name().t2 &&
@@ -376,8 +374,8 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   int ai = schema.AttributeIndex(name);
   if (ai < 0) return Error::NotFound(fmt::format("no attribute '{}'", name));
   if (first > index.cell_count || count > index.cell_count - first) {
-    return Error::InvalidArgument(fmt::format("cells [{}, +{}) of {}", first, count,
-                                              index.cell_count));
+    return Error::InvalidArgument(
+        fmt::format("cells [{}, +{}) of {}", first, count, index.cell_count));
   }
   const Attribute& attr = schema.attributes[ai];
   Column c;
@@ -408,8 +406,10 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
       footer_index[f] = in.fragments[f]->FieldIndex(FieldRef::Attribute(field[f]));
     }
   }
-  if (attr.var()) c.offsets.reserve(count + 1);
-  else c.data.reserve(count * attr.cell_size());
+  if (attr.var())
+    c.offsets.reserve(count + 1);
+  else
+    c.data.reserve(count * attr.cell_size());
   if (attr.nullable) c.validity.reserve(count);
 
   std::shared_ptr<const DecodedTile> tile;

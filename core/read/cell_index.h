@@ -43,17 +43,17 @@ class CellValues {
 
 // A delete condition in force in the view.
 struct DeleteRule {
-  uint64_t timestamp = 0;   // the commit's timestamp: cells written up to it are judged
-  std::string marker;       // the commit's file name (processed-conditions key)
+  uint64_t timestamp = 0;  // the commit's timestamp: cells written up to it are judged
+  std::string marker;      // the commit's file name (processed-conditions key)
   std::function<Result<bool>(const CellValues&)> matches;  // true: the cell is deleted
 };
 
 struct ViewInputs {
-  const ArraySchema* schema = nullptr;  // in force at the view
+  const ArraySchema* schema = nullptr;                       // in force at the view
   std::vector<std::shared_ptr<FragmentMetadata>> fragments;  // oldest first
-  uint64_t timestamp = UINT64_MAX;      // view instant: cell timestamps above it are hidden
-  bool filter_timestamps = true;        // false for a fragment shown on its own
-  bool dedup = true;                    // false for a fragment shown on its own
+  uint64_t timestamp = UINT64_MAX;  // view instant: cell timestamps above it are hidden
+  bool filter_timestamps = true;    // false for a fragment shown on its own
+  bool dedup = true;                // false for a fragment shown on its own
   std::vector<DeleteRule> deletes;
   bool encrypted = false;
 };
@@ -69,7 +69,7 @@ class DenseLocator {
 
  private:
   struct Frag {
-    std::vector<__int128> a, b, dom_lo, ext;   // NED, domain low, tile extent
+    std::vector<__int128> a, b, dom_lo, ext;  // NED, domain low, tile extent
     std::vector<uint64_t> tile_first, tiles_per_dim, cell_ext;
     Layout tile_order = Layout::kRowMajor, cell_order = Layout::kRowMajor;
     bool empty = true;

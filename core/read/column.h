@@ -17,9 +17,9 @@ struct Column {
   uint32_t cell_val_num = 1;  // kVarNum for var-sized
   bool nullable = false;
   uint64_t cell_count = 0;
-  ByteVec data;                    // fixed: cell_count * cell_size bytes; var: values
-  std::vector<uint64_t> offsets;   // var only: cell_count + 1 byte offsets into data
-  ByteVec validity;                // nullable only: cell_count bytes, 1 valid, 0 null
+  ByteVec data;                   // fixed: cell_count * cell_size bytes; var: values
+  std::vector<uint64_t> offsets;  // var only: cell_count + 1 byte offsets into data
+  ByteVec validity;               // nullable only: cell_count bytes, 1 valid, 0 null
 
   bool var() const { return cell_val_num == kVarNum; }
   uint64_t cell_size() const { return var() ? 0 : DatatypeSize(type) * cell_val_num; }

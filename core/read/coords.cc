@@ -22,15 +22,25 @@ int Cmp(Bytes a, Bytes b) {
 
 int CompareValues(Datatype t, Bytes a, Bytes b) {
   switch (t) {
-    case Datatype::kInt8: return Cmp<int8_t>(a, b);
-    case Datatype::kUInt8: case Datatype::kBool: return Cmp<uint8_t>(a, b);
-    case Datatype::kInt16: return Cmp<int16_t>(a, b);
-    case Datatype::kUInt16: return Cmp<uint16_t>(a, b);
-    case Datatype::kInt32: return Cmp<int32_t>(a, b);
-    case Datatype::kUInt32: return Cmp<uint32_t>(a, b);
-    case Datatype::kUInt64: return Cmp<uint64_t>(a, b);
-    case Datatype::kFloat32: return Cmp<float>(a, b);
-    case Datatype::kFloat64: return Cmp<double>(a, b);
+    case Datatype::kInt8:
+      return Cmp<int8_t>(a, b);
+    case Datatype::kUInt8:
+    case Datatype::kBool:
+      return Cmp<uint8_t>(a, b);
+    case Datatype::kInt16:
+      return Cmp<int16_t>(a, b);
+    case Datatype::kUInt16:
+      return Cmp<uint16_t>(a, b);
+    case Datatype::kInt32:
+      return Cmp<int32_t>(a, b);
+    case Datatype::kUInt32:
+      return Cmp<uint32_t>(a, b);
+    case Datatype::kUInt64:
+      return Cmp<uint64_t>(a, b);
+    case Datatype::kFloat32:
+      return Cmp<float>(a, b);
+    case Datatype::kFloat64:
+      return Cmp<double>(a, b);
     default:
       break;
   }
@@ -43,13 +53,21 @@ int CompareValues(Datatype t, Bytes a, Bytes b) {
 
 __int128 ToInt128(Datatype t, Bytes v) {
   switch (t) {
-    case Datatype::kInt8: return Load<int8_t>(v);
-    case Datatype::kUInt8: case Datatype::kBool: return Load<uint8_t>(v);
-    case Datatype::kInt16: return Load<int16_t>(v);
-    case Datatype::kUInt16: return Load<uint16_t>(v);
-    case Datatype::kInt32: return Load<int32_t>(v);
-    case Datatype::kUInt32: return Load<uint32_t>(v);
-    case Datatype::kUInt64: return Load<uint64_t>(v);
+    case Datatype::kInt8:
+      return Load<int8_t>(v);
+    case Datatype::kUInt8:
+    case Datatype::kBool:
+      return Load<uint8_t>(v);
+    case Datatype::kInt16:
+      return Load<int16_t>(v);
+    case Datatype::kUInt16:
+      return Load<uint16_t>(v);
+    case Datatype::kInt32:
+      return Load<int32_t>(v);
+    case Datatype::kUInt32:
+      return Load<uint32_t>(v);
+    case Datatype::kUInt64:
+      return Load<uint64_t>(v);
     default:
       if (IsInteger(t) || IsDatetime(t) || IsTime(t)) return Load<int64_t>(v);
       return 0;

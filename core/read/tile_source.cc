@@ -1,8 +1,8 @@
 #include "core/read/tile_source.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace tiledbfs::core {
 namespace {
@@ -20,8 +20,8 @@ Result<ByteVec> ReadRange(const FragmentMetadata& fragment, const std::string& f
   return fragment.storage().Read(file, loc.offset, loc.size);
 }
 
-TileContext MakeContext(const FragmentMetadata& fragment, const std::string& file,
-                        uint64_t offset, Datatype type, uint64_t cell_size, bool encrypted) {
+TileContext MakeContext(const FragmentMetadata& fragment, const std::string& file, uint64_t offset,
+                        Datatype type, uint64_t cell_size, bool encrypted) {
   TileContext ctx;
   ctx.type = type;
   ctx.cell_size = cell_size;
@@ -83,15 +83,15 @@ Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, u
   ASSIGN_OR_RETURN(FragmentMetadata::TileLocation loc, fragment.FixedTile(field, tile));
   ASSIGN_OR_RETURN(ByteVec raw, ReadRange(fragment, file, loc));
   if (!shape.var()) {
-    TileContext ctx = MakeContext(fragment, file, loc.offset, shape.type,
-                                  shape.cell_size(), encrypted);
+    TileContext ctx =
+        MakeContext(fragment, file, loc.offset, shape.type, shape.cell_size(), encrypted);
     ASSIGN_OR_RETURN(out.fixed, UnfilterTile(*shape.filters, raw, ctx));
     out.cell_size = shape.cell_size();
     uint64_t want = 0;
     if (MulOverflow(out.cell_num, out.cell_size, &want) || out.fixed.size() != want) {
-      return Error::Corrupt(fmt::format("{}: tile {} at offset {}: {} bytes, expected {} ({} cells)",
-                                        file, tile, loc.offset, out.fixed.size(), want,
-                                        out.cell_num));
+      return Error::Corrupt(
+          fmt::format("{}: tile {} at offset {}: {} bytes, expected {} ({} cells)", file, tile,
+                      loc.offset, out.fixed.size(), want, out.cell_num));
     }
   } else {
     std::string var_file = fragment.VarFile(field);
@@ -103,8 +103,8 @@ Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, u
     TileContext octx = MakeContext(fragment, file, loc.offset, Datatype::kUInt64, 8, encrypted);
     TileContext vctx = MakeContext(fragment, var_file, vloc.offset, shape.type,
                                    DatatypeSize(shape.type), encrypted);
-    ASSIGN_OR_RETURN(VarTile vt, UnfilterVarTile(schema.offsets_filters, raw, octx,
-                                                 *shape.filters, vraw, vctx, var_size));
+    ASSIGN_OR_RETURN(VarTile vt, UnfilterVarTile(schema.offsets_filters, raw, octx, *shape.filters,
+                                                 vraw, vctx, var_size));
     if (vt.offsets.size() != out.cell_num) {
       return Error::Corrupt(fmt::format("{}: tile {} at offset {}: {} offsets for {} cells", file,
                                         tile, loc.offset, vt.offsets.size(), out.cell_num));
@@ -113,7 +113,8 @@ Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, u
     out.offsets.push_back(vt.data.size());
     for (uint64_t i = 0; i + 1 < out.offsets.size(); ++i) {
       if (out.offsets[i] > out.offsets[i + 1]) {
-        return Error::Corrupt(fmt::format("{}: tile {}: offsets decrease at cell {}", file, tile, i));
+        return Error::Corrupt(
+            fmt::format("{}: tile {}: offsets decrease at cell {}", file, tile, i));
       }
     }
     out.var = std::move(vt.data);

@@ -15,11 +15,11 @@ namespace tiledbfs::core {
 // One decoded tile of a field.
 struct DecodedTile {
   uint64_t cell_num = 0;
-  uint64_t cell_size = 0;          // fixed fields: bytes per cell
-  ByteVec fixed;                   // fixed fields: cell_num * cell_size bytes
-  std::vector<uint64_t> offsets;   // var fields: cell_num + 1 offsets into var
-  ByteVec var;                     // var fields: values
-  ByteVec validity;                // nullable fields: cell_num bytes
+  uint64_t cell_size = 0;         // fixed fields: bytes per cell
+  ByteVec fixed;                  // fixed fields: cell_num * cell_size bytes
+  std::vector<uint64_t> offsets;  // var fields: cell_num + 1 offsets into var
+  ByteVec var;                    // var fields: values
+  ByteVec validity;               // nullable fields: cell_num bytes
 
   Bytes cell(uint64_t i) const {
     if (!offsets.empty()) return Bytes(var.data() + offsets[i], offsets[i + 1] - offsets[i]);

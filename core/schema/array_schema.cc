@@ -1,11 +1,11 @@
 #include "core/schema/array_schema.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "core/tile/generic_tile.h"
 #include "core/util/byte_reader.h"
@@ -61,8 +61,7 @@ Result<uint8_t> ReadDataOrder(ByteReader& r, std::string_view field) {
 }
 
 bool ValidDimensionType(Datatype t) {
-  return IsInteger(t) || IsFloat(t) || IsDatetime(t) || IsTime(t) ||
-         t == Datatype::kStringAscii;
+  return IsInteger(t) || IsFloat(t) || IsDatetime(t) || IsTime(t) || t == Datatype::kStringAscii;
 }
 
 template <class T>
@@ -79,16 +78,26 @@ bool FixedRangeOk(const Range& range) {
 // lo <= hi for a fixed-size dimension type (and neither NaN).
 bool RangeOrdered(Datatype t, const Range& r) {
   switch (t) {
-    case Datatype::kInt8: return FixedRangeOk<int8_t>(r);
-    case Datatype::kUInt8: return FixedRangeOk<uint8_t>(r);
-    case Datatype::kInt16: return FixedRangeOk<int16_t>(r);
-    case Datatype::kUInt16: return FixedRangeOk<uint16_t>(r);
-    case Datatype::kInt32: return FixedRangeOk<int32_t>(r);
-    case Datatype::kUInt32: return FixedRangeOk<uint32_t>(r);
-    case Datatype::kUInt64: return FixedRangeOk<uint64_t>(r);
-    case Datatype::kFloat32: return FixedRangeOk<float>(r);
-    case Datatype::kFloat64: return FixedRangeOk<double>(r);
-    default: return FixedRangeOk<int64_t>(r);  // INT64, datetimes, times
+    case Datatype::kInt8:
+      return FixedRangeOk<int8_t>(r);
+    case Datatype::kUInt8:
+      return FixedRangeOk<uint8_t>(r);
+    case Datatype::kInt16:
+      return FixedRangeOk<int16_t>(r);
+    case Datatype::kUInt16:
+      return FixedRangeOk<uint16_t>(r);
+    case Datatype::kInt32:
+      return FixedRangeOk<int32_t>(r);
+    case Datatype::kUInt32:
+      return FixedRangeOk<uint32_t>(r);
+    case Datatype::kUInt64:
+      return FixedRangeOk<uint64_t>(r);
+    case Datatype::kFloat32:
+      return FixedRangeOk<float>(r);
+    case Datatype::kFloat64:
+      return FixedRangeOk<double>(r);
+    default:
+      return FixedRangeOk<int64_t>(r);  // INT64, datetimes, times
   }
 }
 
@@ -139,7 +148,8 @@ Result<Dimension> ParseDimension(ByteReader& r, uint32_t version, Datatype legac
     ASSIGN_OR_RETURN(Bytes dom, r.ReadBytes(domain_size, "dimension.domain"));
     d.domain = SplitRange(dom, domain_size / 2);
     if (!RangeOrdered(d.type, d.domain)) {
-      return Error::Corrupt(fmt::format("offset {}: dimension.domain: lower bound above upper", at));
+      return Error::Corrupt(
+          fmt::format("offset {}: dimension.domain: lower bound above upper", at));
     }
   }
 
@@ -172,9 +182,9 @@ Result<Attribute> ParseAttribute(ByteReader& r, uint32_t version) {
     at = r.offset();
     ASSIGN_OR_RETURN(uint64_t size, r.Read<uint64_t>("attribute.fill_value_size"));
     if (size == 0 || (!a.var() && size != a.cell_size())) {
-      return Error::Corrupt(fmt::format("offset {}: attribute.fill_value_size: {} (cell size {})",
-                                        at, size, a.var() ? std::string("var")
-                                                          : std::to_string(a.cell_size())));
+      return Error::Corrupt(
+          fmt::format("offset {}: attribute.fill_value_size: {} (cell size {})", at, size,
+                      a.var() ? std::string("var") : std::to_string(a.cell_size())));
     }
     ASSIGN_OR_RETURN(Bytes fill, r.ReadBytes(size, "attribute.fill_value"));
     a.fill_value.assign(fill.begin(), fill.end());
@@ -251,9 +261,9 @@ Result<CurrentDomain> ParseCurrentDomain(ByteReader& r, const std::vector<Dimens
       ASSIGN_OR_RETURN(uint64_t size, r.Read<uint64_t>("current_domain.range_size"));
       ASSIGN_OR_RETURN(uint64_t lo_size, r.Read<uint64_t>("current_domain.range_start_size"));
       if (lo_size > size) {
-        return Error::Corrupt(fmt::format(
-            "offset {}: current_domain.range_start_size: {} exceeds range size {}", at, lo_size,
-            size));
+        return Error::Corrupt(
+            fmt::format("offset {}: current_domain.range_start_size: {} exceeds range size {}", at,
+                        lo_size, size));
       }
       ASSIGN_OR_RETURN(Bytes b, r.ReadBytes(size, "current_domain.range"));
       cd.ranges.push_back(SplitRange(b, lo_size));
@@ -263,11 +273,10 @@ Result<CurrentDomain> ParseCurrentDomain(ByteReader& r, const std::vector<Dimens
 }
 
 // A count of items each at least `min_bytes` long must fit in what is left.
-Status CheckCount(const ByteReader& r, uint64_t count, uint64_t min_bytes,
-                  std::string_view field) {
+Status CheckCount(const ByteReader& r, uint64_t count, uint64_t min_bytes, std::string_view field) {
   if (count > r.remaining() / min_bytes) {
-    return r.Corrupt(field, fmt::format("count {} cannot fit in {} bytes left", count,
-                                        r.remaining()));
+    return r.Corrupt(field,
+                     fmt::format("count {} cannot fit in {} bytes left", count, r.remaining()));
   }
   return Ok();
 }
@@ -280,9 +289,10 @@ Result<ArraySchema> ParseSchemaBody(ByteReader& r) {
     return Error::Corrupt(fmt::format("offset {}: schema.version: 0 is not a format version", at));
   }
   if (s.version > kMaxFormatVersion) {
-    return Error::Unsupported(fmt::format("offset {}: schema.version: format version {} is newer "
-                                          "than {}, the newest supported",
-                                          at, s.version, kMaxFormatVersion));
+    return Error::Unsupported(
+        fmt::format("offset {}: schema.version: format version {} is newer "
+                    "than {}, the newest supported",
+                    at, s.version, kMaxFormatVersion));
   }
   const uint32_t v = s.version;
   if (HasAllowsDups(v)) {
@@ -317,9 +327,10 @@ Result<ArraySchema> ParseSchemaBody(ByteReader& r) {
     ASSIGN_OR_RETURN_CTX(Dimension d, ParseDimension(r, v, legacy_type),
                          fmt::format("dimension {}", i));
     if (s.dense() && (IsFloat(d.type) || d.var())) {
-      return Error::Corrupt(fmt::format("dimension {} '{}': dense arrays need integer dimensions, "
-                                        "not {}",
-                                        i, d.name, DatatypeName(d.type)));
+      return Error::Corrupt(
+          fmt::format("dimension {} '{}': dense arrays need integer dimensions, "
+                      "not {}",
+                      i, d.name, DatatypeName(d.type)));
     }
     s.dimensions.push_back(std::move(d));
   }
@@ -332,9 +343,10 @@ Result<ArraySchema> ParseSchemaBody(ByteReader& r) {
   ASSIGN_OR_RETURN(uint32_t attr_num, r.Read<uint32_t>("schema.attribute_num"));
   TRY(CheckCount(r, attr_num, 9, "schema.attribute_num"));
   if (s.dense() && attr_num == 0) {
-    return Error::Corrupt(fmt::format("offset {}: schema.attribute_num: dense array without "
-                                      "attributes",
-                                      at));
+    return Error::Corrupt(
+        fmt::format("offset {}: schema.attribute_num: dense array without "
+                    "attributes",
+                    at));
   }
   for (uint32_t i = 0; i < attr_num; ++i) {
     ASSIGN_OR_RETURN_CTX(Attribute a, ParseAttribute(r, v), fmt::format("attribute {}", i));
@@ -371,16 +383,15 @@ Result<ArraySchema> ParseSchemaBody(ByteReader& r) {
                                           at, i, e.name, e.path_name));
       }
       if (s.FindEnumeration(e.name) != nullptr) {
-        return Error::Corrupt(fmt::format("offset {}: enumeration {}: duplicate name '{}'", at,
-                                          i, e.name));
+        return Error::Corrupt(
+            fmt::format("offset {}: enumeration {}: duplicate name '{}'", at, i, e.name));
       }
       s.enumerations.push_back(std::move(e));
     }
   }
 
   if (HasCurrentDomain(v)) {
-    ASSIGN_OR_RETURN_CTX(s.current_domain, ParseCurrentDomain(r, s.dimensions),
-                         "current domain");
+    ASSIGN_OR_RETURN_CTX(s.current_domain, ParseCurrentDomain(r, s.dimensions), "current domain");
   }
 
   if (!r.empty()) {
@@ -399,8 +410,8 @@ Result<ArraySchema> ParseSchemaBody(ByteReader& r) {
       return Error::Corrupt(fmt::format("duplicate attribute name '{}'", a.name));
     }
     if (a.enumeration_name && s.FindEnumeration(*a.enumeration_name) == nullptr) {
-      return Error::Corrupt(fmt::format("attribute '{}' refers to unknown enumeration '{}'",
-                                        a.name, *a.enumeration_name));
+      return Error::Corrupt(fmt::format("attribute '{}' refers to unknown enumeration '{}'", a.name,
+                                        *a.enumeration_name));
     }
   }
   return s;
@@ -444,17 +455,28 @@ Limits MetadataLimits() {
 ByteVec DefaultFillValue(Datatype type, uint32_t cell_val_num) {
   uint64_t n = cell_val_num == kVarNum ? 1 : cell_val_num;
   switch (type) {
-    case Datatype::kInt8: return Repeat<int8_t>(INT8_MIN, n);
-    case Datatype::kUInt8: return Repeat<uint8_t>(UINT8_MAX, n);
-    case Datatype::kInt16: return Repeat<int16_t>(INT16_MIN, n);
-    case Datatype::kUInt16: return Repeat<uint16_t>(UINT16_MAX, n);
-    case Datatype::kInt32: return Repeat<int32_t>(INT32_MIN, n);
-    case Datatype::kUInt32: return Repeat<uint32_t>(UINT32_MAX, n);
-    case Datatype::kInt64: return Repeat<int64_t>(INT64_MIN, n);
-    case Datatype::kUInt64: return Repeat<uint64_t>(UINT64_MAX, n);
-    case Datatype::kFloat32: return Repeat<float>(std::numeric_limits<float>::quiet_NaN(), n);
-    case Datatype::kFloat64: return Repeat<double>(std::numeric_limits<double>::quiet_NaN(), n);
-    case Datatype::kChar: return Repeat<uint8_t>(0x80, n);  // CHAR_MIN of a signed char
+    case Datatype::kInt8:
+      return Repeat<int8_t>(INT8_MIN, n);
+    case Datatype::kUInt8:
+      return Repeat<uint8_t>(UINT8_MAX, n);
+    case Datatype::kInt16:
+      return Repeat<int16_t>(INT16_MIN, n);
+    case Datatype::kUInt16:
+      return Repeat<uint16_t>(UINT16_MAX, n);
+    case Datatype::kInt32:
+      return Repeat<int32_t>(INT32_MIN, n);
+    case Datatype::kUInt32:
+      return Repeat<uint32_t>(UINT32_MAX, n);
+    case Datatype::kInt64:
+      return Repeat<int64_t>(INT64_MIN, n);
+    case Datatype::kUInt64:
+      return Repeat<uint64_t>(UINT64_MAX, n);
+    case Datatype::kFloat32:
+      return Repeat<float>(std::numeric_limits<float>::quiet_NaN(), n);
+    case Datatype::kFloat64:
+      return Repeat<double>(std::numeric_limits<double>::quiet_NaN(), n);
+    case Datatype::kChar:
+      return Repeat<uint8_t>(0x80, n);  // CHAR_MIN of a signed char
     default:
       if (IsDatetime(type) || IsTime(type)) return Repeat<int64_t>(INT64_MIN, n);
       // Strings, ANY, BOOL, BLOB and geometries: zero of the value size.

@@ -62,8 +62,8 @@ struct Dimension {
   std::string name;
   Datatype type = Datatype::kInt32;
   uint32_t cell_val_num = 1;
-  FilterPipeline filters;  // empty: use the schema's coords filters
-  Range domain;            // empty bytes for var-sized (string) dimensions
+  FilterPipeline filters;              // empty: use the schema's coords filters
+  Range domain;                        // empty bytes for var-sized (string) dimensions
   std::optional<ByteVec> tile_extent;  // nullopt: null tile extent
 
   bool var() const { return cell_val_num == kVarNum; }
@@ -75,10 +75,10 @@ struct Attribute {
   Datatype type = Datatype::kInt32;
   uint32_t cell_val_num = 1;
   FilterPipeline filters;
-  ByteVec fill_value;          // one cell's worth (var: one value)
+  ByteVec fill_value;  // one cell's worth (var: one value)
   bool nullable = false;
   uint8_t fill_value_validity = 0;
-  uint8_t order = 0;           // 0 unordered, 1 increasing, 2 decreasing
+  uint8_t order = 0;                            // 0 unordered, 1 increasing, 2 decreasing
   std::optional<std::string> enumeration_name;  // since 20
 
   bool var() const { return cell_val_num == kVarNum; }
@@ -109,8 +109,8 @@ struct EnumerationRef {
 struct CurrentDomain {
   uint32_t version = 0;
   bool empty = true;
-  uint8_t type = 0;            // 0: NDRectangle
-  std::vector<Range> ranges;   // one per dimension when not empty
+  uint8_t type = 0;           // 0: NDRectangle
+  std::vector<Range> ranges;  // one per dimension when not empty
 };
 
 struct ArraySchema {

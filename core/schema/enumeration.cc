@@ -6,9 +6,9 @@
 //   uint32 version (0) | uint32 name length, name | uint32 path name length,
 //   path name | uint8 datatype | uint32 cell_val_num | bool ordered |
 //   uint64 data size, data | (var only) uint64 offsets size, offsets
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "core/schema/array_schema.h"
 #include "core/tile/generic_tile.h"
@@ -24,8 +24,8 @@ Result<Enumeration> ParseEnumerationBody(ByteReader& r) {
   uint64_t at = r.offset();
   ASSIGN_OR_RETURN(uint32_t version, r.Read<uint32_t>("enumeration.version"));
   if (version > kEnumerationVersion) {
-    return Error::Unsupported(fmt::format(
-        "offset {}: enumeration.version: {} is newer than {}", at, version, kEnumerationVersion));
+    return Error::Unsupported(fmt::format("offset {}: enumeration.version: {} is newer than {}", at,
+                                          version, kEnumerationVersion));
   }
   ASSIGN_OR_RETURN(uint32_t name_size, r.Read<uint32_t>("enumeration.name_size"));
   ASSIGN_OR_RETURN(e.name, r.ReadString(name_size, "enumeration.name"));
@@ -38,7 +38,8 @@ Result<Enumeration> ParseEnumerationBody(ByteReader& r) {
   at = r.offset();
   ASSIGN_OR_RETURN(uint8_t type_byte, r.Read<uint8_t>("enumeration.datatype"));
   auto type = ParseDatatype(type_byte);
-  if (!type.ok()) return type.error().WithContext(fmt::format("offset {}: enumeration.datatype", at));
+  if (!type.ok())
+    return type.error().WithContext(fmt::format("offset {}: enumeration.datatype", at));
   e.type = *type;
   at = r.offset();
   ASSIGN_OR_RETURN(e.cell_val_num, r.Read<uint32_t>("enumeration.cell_val_num"));
@@ -62,9 +63,8 @@ Result<Enumeration> ParseEnumerationBody(ByteReader& r) {
     at = r.offset();
     ASSIGN_OR_RETURN(Bytes offsets, r.ReadBytes(offsets_size, "enumeration.offsets"));
     if (offsets_size % 8 != 0 || (offsets_size == 0 && data_size != 0)) {
-      return Error::Corrupt(fmt::format(
-          "offset {}: enumeration.offsets: size {} for {} data bytes", at, offsets_size,
-          data_size));
+      return Error::Corrupt(fmt::format("offset {}: enumeration.offsets: size {} for {} data bytes",
+                                        at, offsets_size, data_size));
     }
     e.offsets.resize(offsets_size / 8);
     uint64_t prev = 0;

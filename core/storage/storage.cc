@@ -1,17 +1,16 @@
 #include "core/storage/storage.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace tiledbfs::core {
 
@@ -42,7 +41,8 @@ bool ValidRelative(const std::string& path) {
 }
 
 Error ErrnoError(const std::string& path, const char* op, int err) {
-  if (err == ENOENT || err == ENOTDIR) return Error::NotFound(fmt::format("{}: no such file", path));
+  if (err == ENOENT || err == ENOTDIR)
+    return Error::NotFound(fmt::format("{}: no such file", path));
   return Error::Io(fmt::format("{}: {}: {}", path, op, std::strerror(err)));
 }
 
@@ -58,7 +58,8 @@ Result<std::shared_ptr<LocalStorage>> LocalStorage::Open(const std::string& root
 }
 
 Result<std::string> LocalStorage::Resolve(const std::string& path) const {
-  if (!ValidRelative(path)) return Error::InvalidArgument(fmt::format("{}: path outside the array", path));
+  if (!ValidRelative(path))
+    return Error::InvalidArgument(fmt::format("{}: path outside the array", path));
   std::string full = path.empty() ? real_root_ : real_root_ + "/" + path;
   // Refuse symlinks that lead outside the root.
   char buf[PATH_MAX];

@@ -35,9 +35,8 @@ Error ByteReader::Corrupt(std::string_view field, std::string_view what) const {
 }
 
 Error ByteReader::Short(uint64_t n, std::string_view field) const {
-  return Error::Corrupt(
-      fmt::format("offset {}: {}: need {} bytes, {} left (truncated)", offset(), field, n,
-                  remaining()));
+  return Error::Corrupt(fmt::format("offset {}: {}: need {} bytes, {} left (truncated)", offset(),
+                                    field, n, remaining()));
 }
 
 }  // namespace tiledbfs::core

@@ -24,8 +24,7 @@ static_assert(std::endian::native == std::endian::little,
 class ByteReader {
  public:
   // `base_offset` is the file offset of data[0], used only in messages.
-  explicit ByteReader(Bytes data, uint64_t base_offset = 0)
-      : data_(data), base_(base_offset) {}
+  explicit ByteReader(Bytes data, uint64_t base_offset = 0) : data_(data), base_(base_offset) {}
 
   template <class T>
   Result<T> Read(std::string_view field) {

@@ -32,7 +32,9 @@ class Error {
   static Error Unsupported(std::string m) { return {ErrorCode::kUnsupported, std::move(m)}; }
   static Error NotFound(std::string m) { return {ErrorCode::kNotFound, std::move(m)}; }
   static Error Io(std::string m) { return {ErrorCode::kIo, std::move(m)}; }
-  static Error InvalidArgument(std::string m) { return {ErrorCode::kInvalidArgument, std::move(m)}; }
+  static Error InvalidArgument(std::string m) {
+    return {ErrorCode::kInvalidArgument, std::move(m)};
+  }
   static Error OutOfMemory(std::string m) { return {ErrorCode::kOutOfMemory, std::move(m)}; }
   static Error Key(std::string m) { return {ErrorCode::kKey, std::move(m)}; }
 
@@ -62,17 +64,29 @@ inline Unexpected Fail(Error e) { return Unexpected{std::move(e)}; }
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
-  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}         // NOLINT
+  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}     // NOLINT
   Result(Unexpected u) : v_(std::in_place_index<1>, std::move(u.error)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
-  const Error& error() const { assert(!ok()); return std::get<1>(v_); }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(v_));
+  }
+  const Error& error() const {
+    assert(!ok());
+    return std::get<1>(v_);
+  }
 
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
@@ -88,11 +102,14 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT
+  Result(Error error) : error_(std::move(error)), ok_(false) {}     // NOLINT
   Result(Unexpected u) : error_(std::move(u.error)), ok_(false) {}  // NOLINT
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const Error& error() const { assert(!ok_); return error_; }
+  const Error& error() const {
+    assert(!ok_);
+    return error_;
+  }
 
  private:
   Error error_{ErrorCode::kCorrupt, ""};
@@ -108,10 +125,10 @@ inline Status Ok() { return {}; }
 #define TILEDBFS_CONCAT(a, b) TILEDBFS_CONCAT_INNER(a, b)
 
 // TRY(expr): returns the error of a Result/Status expression.
-#define TRY(expr)                                              \
-  do {                                                         \
-    auto&& _tiledbfs_r = (expr);                               \
-    if (!_tiledbfs_r.ok()) return _tiledbfs_r.error();          \
+#define TRY(expr)                                      \
+  do {                                                 \
+    auto&& _tiledbfs_r = (expr);                       \
+    if (!_tiledbfs_r.ok()) return _tiledbfs_r.error(); \
   } while (0)
 
 // ASSIGN_OR_RETURN(lhs, expr): lhs = *expr, or return its error.

@@ -19,7 +19,8 @@ namespace tiledbfs::fusefs {
 // half for decoded tiles, a quarter each for rendered files and columns.
 struct TreeCaches {
   explicit TreeCaches(uint64_t budget)
-      : tiles(std::make_shared<core::TileCache>(budget / 2)), files(budget / 4),
+      : tiles(std::make_shared<core::TileCache>(budget / 2)),
+        files(budget / 4),
         columns(budget / 4) {}
   std::shared_ptr<core::TileCache> tiles;
   LruCache<std::string> files;

@@ -1,10 +1,10 @@
 #include "fusefs/model/documents.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "core/metadata/query_condition.h"
 #include "core/tile/generic_tile.h"
@@ -42,18 +42,30 @@ std::string Text(core::Datatype t, core::Bytes b) {
 Json ValueJson(core::Datatype type, core::Bytes v) {
   using core::Datatype;
   switch (type) {
-    case Datatype::kInt8: return Load<int8_t>(v);
-    case Datatype::kUInt8: return Load<uint8_t>(v);
-    case Datatype::kInt16: return Load<int16_t>(v);
-    case Datatype::kUInt16: return Load<uint16_t>(v);
-    case Datatype::kInt32: return Load<int32_t>(v);
-    case Datatype::kUInt32: return Load<uint32_t>(v);
-    case Datatype::kInt64: return Load<int64_t>(v);
-    case Datatype::kUInt64: return Load<uint64_t>(v);
-    case Datatype::kFloat32: return FloatJson(Load<float>(v));
-    case Datatype::kFloat64: return FloatJson(Load<double>(v));
-    case Datatype::kBool: return Load<uint8_t>(v) != 0;
-    default: break;
+    case Datatype::kInt8:
+      return Load<int8_t>(v);
+    case Datatype::kUInt8:
+      return Load<uint8_t>(v);
+    case Datatype::kInt16:
+      return Load<int16_t>(v);
+    case Datatype::kUInt16:
+      return Load<uint16_t>(v);
+    case Datatype::kInt32:
+      return Load<int32_t>(v);
+    case Datatype::kUInt32:
+      return Load<uint32_t>(v);
+    case Datatype::kInt64:
+      return Load<int64_t>(v);
+    case Datatype::kUInt64:
+      return Load<uint64_t>(v);
+    case Datatype::kFloat32:
+      return FloatJson(Load<float>(v));
+    case Datatype::kFloat64:
+      return FloatJson(Load<double>(v));
+    case Datatype::kBool:
+      return Load<uint8_t>(v) != 0;
+    default:
+      break;
   }
   if (core::IsString(type)) return std::string(core::AsStringView(v));
   if (core::IsTime(type)) return Load<int64_t>(v);
@@ -161,8 +173,8 @@ Result<Json> FragmentJson(const core::Array& array, const core::FragmentMetadata
   // How it was committed, and what replaces it.
   for (const auto& e : array.listing().fragments) {
     if (e.dir != f.dir()) continue;
-    j["commit"] = {{"kind", e.commit == core::CommitKind::kOk ? "ok"
-                            : e.commit == core::CommitKind::kWrt ? "wrt"
+    j["commit"] = {{"kind", e.commit == core::CommitKind::kOk             ? "ok"
+                            : e.commit == core::CommitKind::kWrt          ? "wrt"
                             : e.commit == core::CommitKind::kConsolidated ? "con"
                                                                           : "implicit"},
                    {"file", e.commit_file}};
@@ -180,9 +192,9 @@ Result<Json> FragmentJson(const core::Array& array, const core::FragmentMetadata
 std::string FragmentText(const Json& j) {
   std::string out;
   for (const auto& [k, v] : j.items()) {
-    out += k + ": " + (v.is_string() ? v.get<std::string>()
-                                     : v.dump(-1, ' ', false,
-                                              nlohmann::json::error_handler_t::replace)) +
+    out += k + ": " +
+           (v.is_string() ? v.get<std::string>()
+                          : v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
            "\n";
   }
   return out;
@@ -226,8 +238,8 @@ Result<std::string> RenderTilesCsv(const core::FragmentMetadata& f) {
   bool stats = f.version() >= 11;
   if (stats) {
     for (const auto& fl : fields) {
-      out += "," + fl.name + ".min," + fl.name + ".max," + fl.name + ".sum," + fl.name +
-             ".null_count";
+      out +=
+          "," + fl.name + ".min," + fl.name + ".max," + fl.name + ".sum," + fl.name + ".null_count";
     }
   }
   out += "\n";
@@ -313,17 +325,18 @@ Result<std::string> RenderLog(const core::Array& array, uint64_t timestamp) {
   bool first_schema = true;
   for (const auto& s : l.schemas) {
     if (s.t2 > timestamp) continue;
-    events.push_back({s.t2, 0, fmt::format("{} {}", first_schema ? "create" : "schema-change",
-                                           s.name)});
+    events.push_back(
+        {s.t2, 0, fmt::format("{} {}", first_schema ? "create" : "schema-change", s.name)});
     first_schema = false;
   }
   std::set<std::string> vacuumed_targets;
   for (const auto& f : l.fragments) {
     if (f.name.t2 > timestamp) continue;
     if (f.name.t1 != f.name.t2) {
-      events.push_back({f.name.t2, 1, fmt::format("consolidate {} (cells of {} to {})", f.name.name,
-                                                  FormatIso(static_cast<int64_t>(f.name.t1)),
-                                                  FormatIso(static_cast<int64_t>(f.name.t2)))});
+      events.push_back({f.name.t2, 1,
+                        fmt::format("consolidate {} (cells of {} to {})", f.name.name,
+                                    FormatIso(static_cast<int64_t>(f.name.t1)),
+                                    FormatIso(static_cast<int64_t>(f.name.t2)))});
     } else {
       events.push_back({f.name.t2, 1, fmt::format("write {}", f.name.name)});
     }
@@ -352,8 +365,9 @@ Result<std::string> RenderLog(const core::Array& array, uint64_t timestamp) {
   }
   for (const auto& v : l.fragment_vacuums) {
     if (v.name.t2 > timestamp) continue;
-    events.push_back({v.name.t2, 3, fmt::format("consolidation {} replaces {} fragments",
-                                                v.name.name, v.entries.size())});
+    events.push_back(
+        {v.name.t2, 3,
+         fmt::format("consolidation {} replaces {} fragments", v.name.name, v.entries.size())});
   }
   for (const auto& m : l.metadata_files) {
     if (m.t2 > timestamp) continue;

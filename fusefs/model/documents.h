@@ -4,9 +4,8 @@
 #pragma once
 
 #include <map>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/array/array.h"
 #include "core/metadata/metadata.h"

@@ -1,11 +1,11 @@
 #include "fusefs/model/key_file.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-
-#include <fmt/format.h>
 
 namespace tiledbfs::fusefs {
 
@@ -40,7 +40,8 @@ core::Result<core::EncryptionKey> ParseKey(std::string_view bytes) {
 
 core::Result<core::EncryptionKey> ReadKeyFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error::Key(fmt::format("{}: cannot read key file: {}", path, std::strerror(errno)));
+  if (!in)
+    return Error::Key(fmt::format("{}: cannot read key file: {}", path, std::strerror(errno)));
   std::string bytes;
   char buf[256];
   while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {

@@ -1,8 +1,8 @@
 #include "fusefs/model/tree.h"
 
-#include <cerrno>
-
 #include <fmt/format.h>
+
+#include <cerrno>
 
 #include "core/metadata/group.h"
 #include "fusefs/model/group_tree.h"
@@ -27,13 +27,20 @@ Result<std::unique_ptr<Tree>> OpenTree(const std::string& source, const TreeOpti
 
 int ErrnoFor(const core::Error& e) {
   switch (e.code()) {
-    case core::ErrorCode::kCorrupt: return EIO;
-    case core::ErrorCode::kUnsupported: return EIO;
-    case core::ErrorCode::kNotFound: return ENOENT;
-    case core::ErrorCode::kIo: return EIO;
-    case core::ErrorCode::kInvalidArgument: return EINVAL;
-    case core::ErrorCode::kOutOfMemory: return ENOMEM;
-    case core::ErrorCode::kKey: return EACCES;
+    case core::ErrorCode::kCorrupt:
+      return EIO;
+    case core::ErrorCode::kUnsupported:
+      return EIO;
+    case core::ErrorCode::kNotFound:
+      return ENOENT;
+    case core::ErrorCode::kIo:
+      return EIO;
+    case core::ErrorCode::kInvalidArgument:
+      return EINVAL;
+    case core::ErrorCode::kOutOfMemory:
+      return ENOMEM;
+    case core::ErrorCode::kKey:
+      return EACCES;
   }
   return EIO;
 }

@@ -24,9 +24,9 @@ enum class NodeType { kDirectory, kFile };
 
 struct NodeAttr {
   NodeType type = NodeType::kFile;
-  uint64_t size = 0;        // files: exactly the bytes a full read returns
-  int64_t mtime_ms = 0;     // the view's instant (a fragment: its end timestamp)
-  bool immutable = false;   // history views and pinned timestamps: never change
+  uint64_t size = 0;       // files: exactly the bytes a full read returns
+  int64_t mtime_ms = 0;    // the view's instant (a fragment: its end timestamp)
+  bool immutable = false;  // history views and pinned timestamps: never change
 };
 
 struct DirEntryAttr {

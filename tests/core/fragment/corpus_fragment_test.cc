@@ -2,12 +2,11 @@
 // included) against TileDB's own fragment info (expected/<name>/fragments.json).
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/tile/generic_tile.h"
@@ -380,9 +379,7 @@ TEST(CorpusFragments, SparseStatisticsAndConditions) {
   std::vector<std::thread> threads;
   std::vector<const std::vector<uint64_t>*> seen(8);
   for (int i = 0; i < 8; ++i) {
-    threads.emplace_back([&, i] {
-      seen[i] = *f.TileVarSizes(FieldRef::Attribute(1));
-    });
+    threads.emplace_back([&, i] { seen[i] = *f.TileVarSizes(FieldRef::Attribute(1)); });
   }
   for (auto& t : threads) t.join();
   for (auto* p : seen) EXPECT_EQ(p, seen[0]);
@@ -401,8 +398,8 @@ TEST(CorpusFragments, EncryptedSectionsNeedTheKey) {
   auto offsets = (*m)->TileOffsets(FieldRef::Attribute(0));
   ASSERT_FALSE(offsets.ok());
   EXPECT_EQ(offsets.error().code(), ErrorCode::kKey);
-  auto keyed = FragmentMetadata::Load(a.storage, a.fragments[0].dir, a.fragments[0].name,
-                                      a.schemas, a.key_ptr());
+  auto keyed = FragmentMetadata::Load(a.storage, a.fragments[0].dir, a.fragments[0].name, a.schemas,
+                                      a.key_ptr());
   ASSERT_TRUE(keyed.ok());
   auto ok = (*keyed)->TileOffsets(FieldRef::Attribute(0));
   ASSERT_TRUE(ok.ok()) << ok.error().ToString();
@@ -490,8 +487,7 @@ TEST(CorpusFragments, ConsolidatedFragmentMetadataFile) {
 
 TEST(CorpusFragments, MissingSchemaIsNotFound) {
   CorpusArray a = OpenArray("sparse_2d");
-  auto m = FragmentMetadata::Load(a.storage, a.fragments[0].dir, a.fragments[0].name, {},
-                                  nullptr);
+  auto m = FragmentMetadata::Load(a.storage, a.fragments[0].dir, a.fragments[0].name, {}, nullptr);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code(), ErrorCode::kNotFound);
   EXPECT_NE(m.error().message().find("__1700000000000_1700000000000_704f686ac4f95122cb45ca0bcc"),

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 using namespace fragment_testing;
 
 struct RealFooter {
-  ByteVec bytes;      // the footer with its length field
+  ByteVec bytes;  // the footer with its length field
   uint64_t offset = 0;
   ArraySchema schema;
   uint32_t version = 0;
@@ -79,19 +79,18 @@ TEST(FooterParser, EveryTruncationOfARealFooterIsCorrupt) {
     for (size_t k = 0; k < rf.bytes.size(); ++k) {
       auto f = ParseFragmentFooter(Bytes(rf.bytes).first(k), rf.offset, rf.schema, rf.version);
       ASSERT_FALSE(f.ok()) << array << " prefix " << k;
-      EXPECT_EQ(f.error().code(), ErrorCode::kCorrupt) << array << " prefix " << k << ": "
-                                                       << f.error().message();
+      EXPECT_EQ(f.error().code(), ErrorCode::kCorrupt)
+          << array << " prefix " << k << ": " << f.error().message();
     }
     // The fields alone (the consolidated form) parse; any shorter prefix not.
     uint64_t consumed = 0;
-    auto fields = ParseFragmentFooterFields(rf.bytes, rf.offset, rf.schema, rf.version,
-                                            &consumed);
+    auto fields = ParseFragmentFooterFields(rf.bytes, rf.offset, rf.schema, rf.version, &consumed);
     ASSERT_TRUE(fields.ok());
     EXPECT_EQ(consumed + 8, rf.bytes.size());
     for (size_t k = 0; k < consumed; ++k) {
       uint64_t c = 0;
-      auto f = ParseFragmentFooterFields(Bytes(rf.bytes).first(k), rf.offset, rf.schema,
-                                         rf.version, &c);
+      auto f =
+          ParseFragmentFooterFields(Bytes(rf.bytes).first(k), rf.offset, rf.schema, rf.version, &c);
       ASSERT_FALSE(f.ok()) << array << " prefix " << k;
       EXPECT_EQ(f.error().code(), ErrorCode::kCorrupt);
     }
@@ -314,7 +313,8 @@ TEST(SectionParsers, TileMinMax) {
   }
   // Offsets out of order or past the var buffer.
   Writer bad;
-  bad.Put<uint64_t>(16).Put<uint64_t>(5).Put<uint64_t>(3).Put<uint64_t>(2).Raw(std::string("abcde"));
+  bad.Put<uint64_t>(16).Put<uint64_t>(5).Put<uint64_t>(3).Put<uint64_t>(2).Raw(
+      std::string("abcde"));
   EXPECT_EQ(ParseTileMinMax(bad.bytes(), 0, true, 0, "m").error().code(), ErrorCode::kCorrupt);
   Writer past;
   past.Put<uint64_t>(8).Put<uint64_t>(1).Put<uint64_t>(9).Raw(std::string("a"));
@@ -382,8 +382,7 @@ TEST(LegacyParser, CorpusPayloadAndTruncations) {
   EXPECT_EQ(m->footer.version, 1u);
   EXPECT_EQ(m->footer.sparse_tile_num, 1u);
   EXPECT_EQ(m->footer.last_tile_cell_num, 4u);
-  EXPECT_EQ(m->footer.non_empty_domain,
-            (std::vector<Range>{R<int32_t>(1, 4), R<int32_t>(10, 10)}));
+  EXPECT_EQ(m->footer.non_empty_domain, (std::vector<Range>{R<int32_t>(1, 4), R<int32_t>(10, 10)}));
   EXPECT_EQ(m->mbrs.size(), 1u);
   EXPECT_EQ(m->tile_offsets, (std::vector<std::vector<uint64_t>>{{0}, {0}}));
   for (size_t k = 0; k < tile->data.size(); ++k) {
@@ -490,8 +489,8 @@ TEST(DenseGrid, TileCountsAndErrors) {
   ArraySchema u = s;
   u.dimensions[0] = Dim("u", Datatype::kUInt64, R<uint64_t>(0, UINT64_MAX - 1), Le<uint64_t>(1));
   u.dimensions[1] = Dim("v", Datatype::kUInt64, R<uint64_t>(0, UINT64_MAX - 1), Le<uint64_t>(1));
-  auto big = ComputeDenseTileGrid(
-      u, {R<uint64_t>(0, UINT64_MAX - 2), R<uint64_t>(0, UINT64_MAX - 2)});
+  auto big =
+      ComputeDenseTileGrid(u, {R<uint64_t>(0, UINT64_MAX - 2), R<uint64_t>(0, UINT64_MAX - 2)});
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(big.error().message().find("overflow"), std::string::npos);

@@ -132,7 +132,7 @@ struct SyntheticFragment {
   std::vector<Range> ned;
   uint64_t tile_num = 3;
   uint64_t last_tile_cell_num = 2;
-  std::vector<std::vector<Range>> mbrs;            // one per tile
+  std::vector<std::vector<Range>> mbrs;             // one per tile
   std::vector<std::vector<uint64_t>> tile_offsets;  // per field (N)
   std::vector<std::vector<uint64_t>> var_offsets;
   std::vector<std::vector<uint64_t>> var_sizes;
@@ -150,9 +150,7 @@ struct SyntheticFragment {
   uint64_t footer_fields_size = 0;  // without the length field
   FragmentFooter expected;          // the section offsets written
 
-  uint64_t N() const {
-    return FooterFieldCount(schema, version, has_timestamps, has_delete_meta);
-  }
+  uint64_t N() const { return FooterFieldCount(schema, version, has_timestamps, has_delete_meta); }
 
   // Fills the per-field vectors with plausible values: every field with
   // data has tile_num tiles of 16 bytes (var: 32), dims only when sparse.

@@ -281,7 +281,7 @@ TEST(SyntheticFragment, LegacyVersions1And2) {
                                                : std::vector<uint64_t>{0, 20});
       w.List({}).List({0, 50});   // var offsets of a, s
       w.List({}).List({60, 70});  // var sizes of a, s
-      w.Put<uint64_t>(3);             // last tile cell num
+      w.Put<uint64_t>(3);         // last tile cell num
       w.U64s({20, 24, dense ? 0u : 40u}).U64s({0, 100});
       ByteVec payload = w.take();
 
@@ -334,8 +334,8 @@ TEST(SyntheticFragment, FromFooterOfEveryVersion) {
     ByteVec footer(sf.file.begin() + sf.footer_offset,
                    sf.file.begin() + sf.footer_offset + sf.footer_fields_size);
     footer.push_back(0xAB);
-    auto m = FragmentMetadata::FromFooter(storage, dir, ParsedName(dir), footer, 1234, schemas,
-                                          nullptr);
+    auto m =
+        FragmentMetadata::FromFooter(storage, dir, ParsedName(dir), footer, 1234, schemas, nullptr);
     ASSERT_TRUE(m.ok()) << v << ": " << m.error().ToString();
     EXPECT_TRUE((*m)->has_consolidated_footer());
     EXPECT_EQ((*m)->footer().footer_size, sf.footer_fields_size);
@@ -405,8 +405,8 @@ TEST(SyntheticFragment, SectionOffsetPastTheFooterIsCorrupt) {
   const uint64_t bad = sf.footer_offset + 4;
   std::memcpy(file.data() + at, &bad, 8);
   l.storage->Put(l.dir + "/__fragment_metadata.tdb", file);
-  auto m = FragmentMetadata::Load(l.storage, l.dir, ParsedName(FragmentName(22)), l.schemas,
-                                  nullptr);
+  auto m =
+      FragmentMetadata::Load(l.storage, l.dir, ParsedName(FragmentName(22)), l.schemas, nullptr);
   ASSERT_TRUE(m.ok()) << m.error().ToString();
   auto mbrs = (*m)->Mbrs();
   ASSERT_FALSE(mbrs.ok());

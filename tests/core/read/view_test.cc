@@ -1,14 +1,13 @@
 // Every view of every array of the fixture corpus, read through the core
 // (Array -> ArrayView -> ReadField), compared byte for byte with TileDB's own
 // read of it (tests/data/corpus/expected/<name>/views/<T>/).
-#include "core/array/array.h"
+#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/array/array.h"
 #include "core/array/array_view.h"
 
 namespace tiledbfs::core {
@@ -56,7 +55,8 @@ void CheckArray(const fs::path& array_dir, const fs::path& exp, const std::strin
       auto col = (*view)->ReadField(field);
       ASSERT_TRUE(col.ok()) << name << " " << vname << " " << field << ": "
                             << col.error().ToString();
-      if (dups && f["kind"] != "dim") continue;  // ties in any order: conformance compares multisets
+      if (dups && f["kind"] != "dim")
+        continue;  // ties in any order: conformance compares multisets
       std::string esc = field;
       EXPECT_EQ(std::string(col->data.begin(), col->data.end()),
                 ReadText(vdir.path() / (esc + ".data")))
@@ -101,8 +101,8 @@ TEST(GroupMemberViewTest, MembersReadLikeArrays) {
 
 // A copy of a corpus array in a temporary folder, for damaging.
 fs::path CopyArray(const std::string& name) {
-  fs::path dst = fs::temp_directory_path() /
-                 ("tiledbfs_view_test_" + name + "_" + std::to_string(::getpid()));
+  fs::path dst =
+      fs::temp_directory_path() / ("tiledbfs_view_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dst);
   fs::copy(kCorpus / "arrays" / name, dst, fs::copy_options::recursive);
   for (const auto& e : fs::recursive_directory_iterator(dst)) {

@@ -1,13 +1,13 @@
 #include "core/schema/array_schema.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <new>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "tests/core/schema/schema_builder.h"
 #include "tests/core/schema/schema_payloads.h"
@@ -47,8 +47,8 @@ namespace {
 using testing::AttrSpec;
 using testing::BuildSchema;
 using testing::DimSpec;
-using testing::Le;
 using testing::LabelSpec;
+using testing::Le;
 using testing::SchemaSpec;
 using testing::VarRange;
 
@@ -65,7 +65,6 @@ size_t Find(const ByteVec& hay, const ByteVec& needle) {
   EXPECT_NE(it, hay.end());
   return it == hay.end() ? 0 : static_cast<size_t>(it - hay.begin());
 }
-
 
 template <class T>
 T As(const ByteVec& b) {
@@ -194,8 +193,11 @@ TEST(ArraySchemaParse, EveryVersionOneToTwentyThree) {
     SchemaSpec spec;
     spec.version = v;
     spec.allows_dups = v >= 5;
-    spec.attrs = {AttrSpec{.name = "a", .fill = Le<int32_t>({7}), .nullable = v >= 7,
-                           .fill_validity = 1, .order = static_cast<uint8_t>(v >= 17 ? 1 : 0)},
+    spec.attrs = {AttrSpec{.name = "a",
+                           .fill = Le<int32_t>({7}),
+                           .nullable = v >= 7,
+                           .fill_validity = 1,
+                           .order = static_cast<uint8_t>(v >= 17 ? 1 : 0)},
                   AttrSpec{.name = "s", .type = 12, .cell_val_num = kVarNum, .fill = {'n', 'o'}}};
     if (v >= 18) spec.labels = {LabelSpec{}};
     if (v >= 20) {
@@ -264,16 +266,21 @@ TEST(ArraySchemaParse, DefaultFillValuesPerType) {
   EXPECT_EQ(DefaultFillValue(Datatype::kDatetimeDay, 1), Le<int64_t>({INT64_MIN}));
   EXPECT_EQ(DefaultFillValue(Datatype::kTimeNs, 1), Le<int64_t>({INT64_MIN}));
   EXPECT_EQ(DefaultFillValue(Datatype::kFloat32, 1), (ByteVec{0x00, 0x00, 0xc0, 0x7f}));
-  EXPECT_EQ(DefaultFillValue(Datatype::kFloat64, 1),
-            (ByteVec{0, 0, 0, 0, 0, 0, 0xf8, 0x7f}));
+  EXPECT_EQ(DefaultFillValue(Datatype::kFloat64, 1), (ByteVec{0, 0, 0, 0, 0, 0, 0xf8, 0x7f}));
 }
 
 TEST(ArraySchemaParse, DimensionLabels) {
   SchemaSpec spec;
   spec.version = 18;
   spec.dims = {DimSpec{.name = "x"}, DimSpec{.name = "y"}};
-  spec.labels = {LabelSpec{.dim = 1, .name = "ylab", .relative = false, .uri = "s3://b/l",
-                           .attr = "lab", .order = 2, .type = 11, .cell_val_num = kVarNum,
+  spec.labels = {LabelSpec{.dim = 1,
+                           .name = "ylab",
+                           .relative = false,
+                           .uri = "s3://b/l",
+                           .attr = "lab",
+                           .order = 2,
+                           .type = 11,
+                           .cell_val_num = kVarNum,
                            .external = true}};
   auto r = ParseArraySchema(BuildSchema(spec));
   ASSERT_TRUE(r.ok()) << r.error().ToString();
@@ -299,9 +306,10 @@ TEST(ArraySchemaParse, DimensionLabels) {
 TEST(ArraySchemaParse, CurrentDomainOnStringDimension) {
   SchemaSpec spec;
   spec.version = 22;
-  spec.dims = {DimSpec{.name = "k", .type = 11, .cell_val_num = kVarNum, .domain = {},
-                       .extent = std::nullopt},
-               DimSpec{.name = "n"}};
+  spec.dims = {
+      DimSpec{
+          .name = "k", .type = 11, .cell_val_num = kVarNum, .domain = {}, .extent = std::nullopt},
+      DimSpec{.name = "n"}};
   spec.cd_empty = false;
   spec.cd_ranges = {VarRange("apple", "pear"), Le<int64_t>({2, 3})};
   auto r = ParseArraySchema(BuildSchema(spec));
@@ -344,9 +352,10 @@ TEST(ArraySchemaParse, EveryTruncationOfRealPayloadsIsCorrupt) {
 TEST(ArraySchemaParse, EveryTruncationOfHandBuiltV23IsCorrupt) {
   SchemaSpec spec;
   spec.version = 23;
-  spec.dims = {DimSpec{.name = "k", .type = 11, .cell_val_num = kVarNum, .domain = {},
-                       .extent = std::nullopt},
-               DimSpec{.name = "n", .zstd = true}};
+  spec.dims = {
+      DimSpec{
+          .name = "k", .type = 11, .cell_val_num = kVarNum, .domain = {}, .extent = std::nullopt},
+      DimSpec{.name = "n", .zstd = true}};
   spec.attrs[0].enumeration = "e";
   spec.enums = {{"e", "__x_0"}};
   spec.labels = {LabelSpec{}};
@@ -524,7 +533,7 @@ TEST(ArraySchemaParse, OversizedLengthsAllocateNothing) {
 
 TEST(ArraySchemaParse, HugeLegacyCellIsRefusedNotAllocated) {
   SchemaSpec spec;
-  spec.version = 5;  // no stored fill value: it would be made from cell_val_num
+  spec.version = 5;        // no stored fill value: it would be made from cell_val_num
   spec.attrs[0].type = 1;  // INT64
   spec.attrs[0].cell_val_num = 0x7fffffff;
   g_largest_alloc = 0;

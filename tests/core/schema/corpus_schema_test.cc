@@ -1,13 +1,13 @@
 // Every schema file of the corpus loads, and SchemaToJson matches TileDB's
 // own description of it (expected/<name>/schema.json, and the schema in force
 // at each view instant in expected/<name>/views/<T>/view.json).
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/schema/array_schema.h"
 #include "core/storage/storage.h"
@@ -108,9 +108,9 @@ void ExpectSameJson(const Json& expected, const Loaded& got, const std::string& 
 TEST(CorpusSchema, CoversTheCorpus) {
   auto arrays = CorpusArrays();
   EXPECT_GE(arrays.size(), 24u);
-  for (const char* must : {"legacy_non_split_coords_v1_4_0", "legacy_zero_var_chunks_v10",
-                           "legacy_sparse_array_v11", "group/dense_a", "group/sparse_b",
-                           "group/sub/c_arr", "encrypted", "enumerations"}) {
+  for (const char* must :
+       {"legacy_non_split_coords_v1_4_0", "legacy_zero_var_chunks_v10", "legacy_sparse_array_v11",
+        "group/dense_a", "group/sparse_b", "group/sub/c_arr", "encrypted", "enumerations"}) {
     EXPECT_NE(std::find(arrays.begin(), arrays.end(), must), arrays.end()) << must;
   }
 }

@@ -33,7 +33,10 @@ TEST(EnumerationParse, RealExtendedColors) {
   EXPECT_EQ(r->cell_val_num, kVarNum);
   EXPECT_FALSE(r->ordered);
   EXPECT_EQ(Values(*r), (std::vector<std::string>{"red", "green", "blue", "yellow", "purple",
-                                                  "\xc3\xbc" "n" "\xc3\xaf" "code"}));
+                                                  "\xc3\xbc"
+                                                  "n"
+                                                  "\xc3\xaf"
+                                                  "code"}));
   EXPECT_TRUE(r->value(6).empty());
 }
 

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "core/schema/array_schema.h"
@@ -41,20 +42,28 @@ TEST(SchemaJson, DimensionFiltersFallBackToCoordsFilters) {
 
 TEST(SchemaJson, ValuesOfEveryKind) {
   SchemaSpec spec;
-  spec.dims = {DimSpec{.name = "k", .type = 11, .cell_val_num = kVarNum, .domain = {},
-                       .extent = std::nullopt},
-               DimSpec{.name = "f", .type = 3, .domain = Le<double>({-1.5, 2.25}),
-                       .extent = Le<double>({0.5})}};
+  spec.dims = {
+      DimSpec{
+          .name = "k", .type = 11, .cell_val_num = kVarNum, .domain = {}, .extent = std::nullopt},
+      DimSpec{
+          .name = "f", .type = 3, .domain = Le<double>({-1.5, 2.25}), .extent = Le<double>({0.5})}};
   spec.attrs = {
-      AttrSpec{.name = "nan", .type = 2, .fill = Le<float>({std::numeric_limits<float>::quiet_NaN()})},
-      AttrSpec{.name = "inf", .type = 3, .cell_val_num = 2,
+      AttrSpec{
+          .name = "nan", .type = 2, .fill = Le<float>({std::numeric_limits<float>::quiet_NaN()})},
+      AttrSpec{.name = "inf",
+               .type = 3,
+               .cell_val_num = 2,
                .fill = Le<double>({-std::numeric_limits<double>::infinity(),
                                    std::numeric_limits<double>::infinity()})},
       AttrSpec{.name = "ch", .type = 4, .cell_val_num = 2, .fill = {0x80, 'a'}},
       AttrSpec{.name = "u16", .type = 13, .cell_val_num = kVarNum, .fill = {'h', 0, 'i', 0}},
       AttrSpec{.name = "blob", .type = 40, .cell_val_num = kVarNum, .fill = {0xde, 0xad}},
-      AttrSpec{.name = "vi", .type = 0, .cell_val_num = kVarNum, .fill = Le<int32_t>({-3}),
-               .nullable = true, .fill_validity = 1},
+      AttrSpec{.name = "vi",
+               .type = 0,
+               .cell_val_num = kVarNum,
+               .fill = Le<int32_t>({-3}),
+               .nullable = true,
+               .fill_validity = 1},
       AttrSpec{.name = "u64", .type = 10, .fill = Le<uint64_t>({UINT64_MAX})},
   };
   spec.labels = {LabelSpec{.dim = 1}};
@@ -74,7 +83,9 @@ TEST(SchemaJson, ValuesOfEveryKind) {
   EXPECT_EQ(a[0]["fill_value"], "nan");
   EXPECT_EQ(a[0]["fill_value_hex"], "0000c07f");
   EXPECT_EQ(a[1]["fill_value"], Json::array({"-inf", "inf"}));
-  EXPECT_EQ(a[2]["fill_value"], "\xc2\x80" "a");  // not UTF-8: byte by byte
+  EXPECT_EQ(a[2]["fill_value"],
+            "\xc2\x80"
+            "a");  // not UTF-8: byte by byte
   EXPECT_EQ(a[3]["fill_value"], "hi");
   EXPECT_EQ(a[4]["fill_value"], "dead");
   EXPECT_EQ(a[5]["fill_value"], Json::array({-3}));

@@ -33,8 +33,8 @@ TEST(InstantTest, RoundTripsFormattedNames) {
 
 TEST(InstantTest, RejectsWhatIsNotAnInstant) {
   for (const char* bad : {"", "latest", "2023-13-01", "2023-11-14T25:00", "2023-11-14T22:13:22.",
-                          "2023-11-14X22", "12a4", "2023-11-14T22:13:22.1234567890", "2023-02-29", "2023-02-31",
-                          "2023-11-14T22:13:60", "2023-04-31"}) {
+                          "2023-11-14X22", "12a4", "2023-11-14T22:13:22.1234567890", "2023-02-29",
+                          "2023-02-31", "2023-11-14T22:13:60", "2023-04-31"}) {
     EXPECT_FALSE(ParseInstant(bad).has_value()) << bad;
   }
 }

@@ -3,10 +3,10 @@
 // field files hold exactly TileDB's read.
 #include "fusefs/model/tree.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace tiledbfs::fusefs {
 namespace {
