@@ -308,7 +308,9 @@ void AppendValueText(std::string& out, Datatype t, Bytes one_value) {
 
 void AppendCellBytesText(std::string& out, Datatype t, bool fixed, Bytes cell) {
   if (IsText(t)) {
-    return AppendStringText(out, t, fixed ? StripTrailingNuls(cell, core::DatatypeSize(t)) : cell);
+    // Trailing NULs are dropped from var cells too: TileDB's default fill of a
+    // var string is one NUL, which would make data.csv binary to diff/grep.
+    return AppendStringText(out, t, StripTrailingNuls(cell, core::DatatypeSize(t)));
   }
   if (IsHex(t)) return AppendHex(out, cell);
   size_t size = core::DatatypeSize(t);

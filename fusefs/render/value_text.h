@@ -50,7 +50,9 @@ void AppendValueText(std::string& out, core::Datatype t, Bytes one_value);
 
 // Appends the text of a cell holding `cell_val_num` values (kVarNum: as
 // many as fit) of type t, stored in `cell`:
-//   - strings: one text; `fixed` cells lose their trailing NUL code units;
+//   - strings: one text without its trailing NUL code units (TileDB pads
+//     fixed cells with NULs and fills var strings with one NUL; `fixed`
+//     does not change this);
 //   - BLOB-like: one hex string of all the bytes;
 //   - anything else: the values separated by single spaces ("" for a var
 //     cell with no values). A trailing partial value is ignored.

@@ -112,10 +112,11 @@ TEST(ValueTextTest, WrongSizedNumberAppendsNothing) {
   EXPECT_EQ(out, "x");
 }
 
-TEST(ValueTextTest, StringsDropTrailingNulsOfFixedCellsOnly) {
+TEST(ValueTextTest, StringsDropTrailingNuls) {
   core::ByteVec w = {'w', '0', 0, 0};
   EXPECT_EQ(Cell(Datatype::kChar, true, w), "w0");
-  EXPECT_EQ(Cell(Datatype::kChar, false, w), std::string("w0\0\0", 4));
+  EXPECT_EQ(Cell(Datatype::kChar, false, w), "w0");
+  EXPECT_EQ(Cell(Datatype::kStringAscii, false, {0}), "");
   core::ByteVec inner = {'a', 0, 'b', 0};
   EXPECT_EQ(Cell(Datatype::kStringAscii, true, inner), std::string("a\0b", 3));
   EXPECT_EQ(Cell(Datatype::kChar, true, {0, 0}), "");
@@ -127,7 +128,7 @@ TEST(ValueTextTest, WideStringsBecomeUtf8) {
   // "é😀" in UTF-16LE, then a NUL code unit (padding of a fixed cell).
   auto u16 = Le<uint16_t>({0x00E9, 0xD83D, 0xDE00, 0});
   EXPECT_EQ(Cell(Datatype::kStringUtf16, true, u16), "\xC3\xA9\xF0\x9F\x98\x80");
-  EXPECT_EQ(Cell(Datatype::kStringUcs2, false, u16), std::string("\xC3\xA9\xF0\x9F\x98\x80\0", 7));
+  EXPECT_EQ(Cell(Datatype::kStringUcs2, false, u16), "\xC3\xA9\xF0\x9F\x98\x80");
   // Unpaired surrogates become U+FFFD.
   auto bad16 = Le<uint16_t>({0xDC00, 'a', 0xD800});
   EXPECT_EQ(Cell(Datatype::kStringUtf16, false, bad16),

@@ -63,7 +63,8 @@ def values_text(t, b):
 def cell_bytes(t, fixed, b):
     """The text of a cell as bytes."""
     if t in ("CHAR", "STRING_ASCII", "STRING_UTF8"):
-        return b.rstrip(b"\0") if fixed else b
+        # Trailing NULs dropped from every cell (fixed padding, var fill).
+        return b.rstrip(b"\0")
     if t in ("BLOB", "GEOM_WKB", "GEOM_WKT", "ANY"):
         return b.hex().encode()
     return values_text(t, b).encode()
