@@ -41,6 +41,13 @@ Result<DenseLocator> DenseLocator::Make(const ViewInputs& in, const std::vector<
       loc.frags_.push_back(std::move(f));
       continue;
     }
+    if (!frag.dense()) {
+      // Old TileDB versions could write sparse fragments into dense arrays.
+      // Reading them needs a coordinate overlay that is not built yet: say
+      // so rather than show wrong cells.
+      return Error::Unsupported(
+          fmt::format("{}: a sparse fragment in a dense array is not supported yet", frag.dir()));
+    }
     const ArraySchema& fs = frag.schema();
     f.empty = false;
     f.tile_order = fs.tile_order;
