@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -329,45 +330,50 @@ Result<std::string> RenderLog(const core::Array& array, uint64_t timestamp) {
         {s.t2, 0, fmt::format("{} {}", first_schema ? "create" : "schema-change", s.name)});
     first_schema = false;
   }
-  std::set<std::string> vacuumed_targets;
   for (const auto& f : l.fragments) {
     if (f.name.t2 > timestamp) continue;
-    if (f.name.t1 != f.name.t2) {
-      events.push_back({f.name.t2, 1,
-                        fmt::format("consolidate {} (cells of {} to {})", f.name.name,
-                                    FormatIso(static_cast<int64_t>(f.name.t1)),
-                                    FormatIso(static_cast<int64_t>(f.name.t2)))});
-    } else {
+    if (f.name.t1 == f.name.t2) {
       events.push_back({f.name.t2, 1, fmt::format("write {}", f.name.name)});
+      continue;
     }
+    // A consolidated fragment: its vacuum file lists what it replaces; once
+    // vacuumed, that file is gone with them (when is not recorded on disk).
+    auto vac = std::find_if(l.fragment_vacuums.begin(), l.fragment_vacuums.end(),
+                            [&](const core::VacuumFile& v) { return v.name.name == f.name.name; });
+    std::string what = vac != l.fragment_vacuums.end()
+                           ? fmt::format("replacing {} fragments", vac->entries.size())
+                           : "the fragments it replaced were vacuumed";
+    events.push_back({f.name.t2, 3,
+                      fmt::format("consolidate {} (cells of {} to {}; {})", f.name.name,
+                                  FormatIso(static_cast<int64_t>(f.name.t1)),
+                                  FormatIso(static_cast<int64_t>(f.name.t2)), what)});
   }
   for (const auto& c : l.conditions) {
     if (c.name.t2 > timestamp) continue;
     std::string text;
+    const core::ArraySchema& schema = *array.SchemaAt(c.name.t2);
+    auto type_of = [&schema](const std::string& field) -> std::optional<core::Datatype> {
+      int d = schema.DimensionIndex(field);
+      if (d >= 0) return schema.dimensions[d].type;
+      int a = schema.AttributeIndex(field);
+      if (a >= 0) return schema.attributes[a].type;
+      return std::nullopt;
+    };
     if (!c.is_update) {
       auto cond = c.in_consolidated_file
                       ? core::DecodeDeleteCondition(c.contents, c.path, 0, array.key())
                       : core::LoadDeleteCondition(array.storage(), c.path, array.key());
-      const core::ArraySchema& schema = *array.SchemaAt(c.name.t2);
-      auto type_of = [&schema](const std::string& field) -> std::optional<core::Datatype> {
-        int d = schema.DimensionIndex(field);
-        if (d >= 0) return schema.dimensions[d].type;
-        int a = schema.AttributeIndex(field);
-        if (a >= 0) return schema.attributes[a].type;
-        return std::nullopt;
-      };
       text = cond.ok() ? core::ConditionToText(*cond, type_of)
                        : "(unreadable: " + cond.error().message() + ")";
       events.push_back({c.name.t2, 2, "delete where " + text});
     } else {
-      events.push_back({c.name.t2, 2, fmt::format("update {}", c.name.name)});
+      auto upd = c.in_consolidated_file
+                     ? core::DecodeUpdateCommit(c.contents, c.path, 0, array.key())
+                     : core::LoadUpdateCommit(array.storage(), c.path, array.key());
+      text = upd.ok() ? core::ConditionToText(upd->condition, type_of)
+                      : "(unreadable: " + upd.error().message() + ")";
+      events.push_back({c.name.t2, 2, "update where " + text});
     }
-  }
-  for (const auto& v : l.fragment_vacuums) {
-    if (v.name.t2 > timestamp) continue;
-    events.push_back(
-        {v.name.t2, 3,
-         fmt::format("consolidation {} replaces {} fragments", v.name.name, v.entries.size())});
   }
   for (const auto& m : l.metadata_files) {
     if (m.t2 > timestamp) continue;

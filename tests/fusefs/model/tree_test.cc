@@ -108,3 +108,29 @@ TEST(TreeTest, HistoryResolvesUnlistedInstantsInEveryForm) {
 
 }  // namespace
 }  // namespace tiledbfs::fusefs
+
+namespace tiledbfs::fusefs {
+namespace {
+
+std::string LogOf(const char* name) {
+  auto tree = OpenTree((kCorpus / "arrays" / name).string(), TreeOptions{});
+  EXPECT_TRUE(tree.ok());
+  return tree.ok() ? ReadAll(**tree, "log.txt", 4096) : "";
+}
+
+TEST(TreeTest, LogTellsEveryKindOfEvent) {
+  std::string deletes = LogOf("deletes");
+  EXPECT_NE(deletes.find("2023-11-14T22:13:20.000Z create "), std::string::npos) << deletes;
+  EXPECT_NE(deletes.find("2023-11-14T22:13:23.000Z delete where a < 5\n"), std::string::npos);
+  EXPECT_LT(deletes.find("delete where"), deletes.find("22:13:24.000Z write"));
+  EXPECT_NE(LogOf("consolidated").find("replacing 4 fragments"), std::string::npos);
+  EXPECT_NE(LogOf("consolidated_vacuumed").find("the fragments it replaced were vacuumed"),
+            std::string::npos);
+  std::string md = LogOf("metadata");
+  EXPECT_NE(md.find("22:13:24.000Z metadata delete i8"), std::string::npos) << md;
+  std::string evo = LogOf("schema_evolution");
+  EXPECT_NE(evo.find("schema-change"), std::string::npos) << evo;
+}
+
+}  // namespace
+}  // namespace tiledbfs::fusefs
