@@ -1,0 +1,259 @@
+#!/usr/bin/env bash
+# Benchmarks of issue 5 (first increment: array (a), targets 1-3), every figure beside
+# its baseline measured in the same run.
+#   scripts/bench.sh [DIR]
+# DIR holds the arrays of scripts/make-bench-arrays.sh (made there if missing, at
+# BENCH_SCALE MiB, default 1024). Environment:
+#   BENCH_SCALE=MiB     size of the arrays made when missing (multiple of 32)
+#   BENCH_RUNS=N        hyperfine runs per command (default 5)
+#   BENCH_CACHE=SIZE    -o cache_size of the RSS benchmark (default 256M)
+#   BENCH_RSS_TIMEOUT=S bound on each reader of the RSS benchmark (default 120)
+#   TILEDBFS_BUILD=DIR  a build to use as it is (default: build-release/, built here in
+#                       Release mode)
+# Needs /dev/fuse. Installs hyperfine and zstd with apt when missing. Uses TileDB's own
+# reader (../shared/oracle) when present, for comparison only.
+set -euo pipefail
+TILEDBFS_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+source "$TILEDBFS_ROOT/scripts/lib.sh"
+dir=${1:-/tmp/tiledbfs-bench}
+scale=${BENCH_SCALE:-1024}
+runs=${BENCH_RUNS:-5}
+rss_cache=${BENCH_CACHE:-256M}
+
+need=()
+command -v hyperfine >/dev/null || need+=(hyperfine)
+command -v zstd >/dev/null || need+=(zstd)
+command -v fusermount3 >/dev/null || need+=(fuse3)
+command -v python3 >/dev/null || need+=(python3)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if [ -n "${TILEDBFS_BUILD:-}" ]; then
+  build=$TILEDBFS_BUILD
+else
+  tiledbfs_install_deps
+  build=$TILEDBFS_ROOT/build-release
+  tiledbfs_build "$build" -DCMAKE_BUILD_TYPE=Release
+fi
+bin=$build/bin
+for t in tiledbfs tiledbfs-view tiledb-mkarray; do
+  [ -x "$bin/$t" ] || { echo "bench: $bin/$t missing" >&2; exit 1; }
+done
+if [ ! -d "$dir/dense1" ] || [ ! -d "$dir/dense16" ]; then
+  TILEDBFS_BUILD=$build "$TILEDBFS_ROOT/scripts/make-bench-arrays.sh" "$dir" "$scale"
+fi
+
+work=$(mktemp -d /tmp/tiledbfs-bench.XXXXXX)
+mnt=$work/mnt
+mkdir -p "$mnt"
+daemon_pid=""
+
+# Unmounts MNT (bounded wait) and reaps the -f daemon we started, if any.
+unmount() {
+  local m=$1
+  if mountpoint -q "$m"; then
+    for _ in $(seq 50); do
+      fusermount3 -u "$m" 2>/dev/null && break
+      sleep 0.2
+    done
+    if mountpoint -q "$m"; then fusermount3 -uz "$m" 2>/dev/null || true; fi
+  fi
+  if [ -n "$daemon_pid" ]; then
+    for _ in $(seq 50); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+    kill "$daemon_pid" 2>/dev/null || true
+    wait "$daemon_pid" 2>/dev/null || true
+    daemon_pid=""
+  fi
+}
+cleanup() {
+  unmount "$mnt"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Mounts ARRAY at $mnt in the foreground, in the background of this shell (pid known).
+mount_fg() {
+  local array=$1
+  shift
+  "$bin/tiledbfs" -f "$@" "$array" "$mnt" 2>>"$work/daemon.log" &
+  daemon_pid=$!
+  for _ in $(seq 100); do
+    mountpoint -q "$mnt" && return 0
+    kill -0 "$daemon_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "bench: could not mount $array" >&2
+  cat "$work/daemon.log" >&2
+  exit 1
+}
+
+hf_mean() {  # JSON INDEX -> "mean stddev"
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][int(sys.argv[2])];
+print(r['mean'], r['stddev'] or 0)" "$1" "$2"
+}
+ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
+ms() { python3 -c "import sys; print(f'{float(sys.argv[1])*1e3:.1f}')" "$1"; }
+
+array=$dir/dense1
+bytes=$("$bin/tiledbfs-view" "$array" attributes/a.bin | wc -c)
+mib=$(python3 -c "print(f'{$bytes/1048576:.0f}')")
+tiles=$(find "$array/__fragments" -name 'a*.tdb' -exec python3 - {} \; <<'PY'
+import struct, sys
+# Counts the tiles of a fixed attribute file (tile = u64 chunk count + chunks).
+d = open(sys.argv[1], 'rb').read(); p = n = 0
+while p < len(d):
+    (k,) = struct.unpack_from('<Q', d, p); p += 8; n += 1
+    for _ in range(k):
+        o, f, m = struct.unpack_from('<III', d, p); p += 12 + m + f
+print(n)
+PY
+)
+
+echo "== tiledbfs benchmarks (issue 5), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
+  "$(free -g | awk '/Mem:/{print $2}') GiB RAM; kernel $(uname -r)"
+echo "array: $array: attributes/a.bin = $bytes bytes ($mib MiB), $tiles tiles; $runs runs each"
+echo
+
+# ---- (1) sequential read of attributes/a.bin -------------------------------------------
+# The compressed bytes: every chunk's filtered data is the ZSTD frames of the byteshuffle
+# metadata part and of the shuffled data part, so all chunks of all tiles concatenated are
+# one multi-frame zstd stream of the same compressed bytes the reader decodes.
+frag_file=$(find "$array/__fragments" -name 'a*.tdb' | head -1)
+python3 - "$frag_file" "$work/a.zst" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read(); out = open(sys.argv[2], 'wb'); p = 0
+while p < len(d):
+    (k,) = struct.unpack_from('<Q', d, p); p += 8
+    for _ in range(k):
+        o, f, m = struct.unpack_from('<III', d, p); p += 12 + m
+        out.write(d[p:p + f]); p += f
+PY
+zstd -d -c "$work/a.zst" | wc -c >"$work/zstd.bytes"
+
+oracle=""
+if [ -x "${TILEDBFS_ORACLE:-$TILEDBFS_ROOT/../shared/oracle}/bin/reftime" ]; then
+  oracle=${TILEDBFS_ORACLE:-$TILEDBFS_ROOT/../shared/oracle}
+  # The oracle's lib/ has libblosc2.so.5 as a text file (a broken symlink copy): give the
+  # loader a private folder of real symlinks instead, made here and removed at exit.
+  mkdir -p "$work/oracle-lib"
+  for f in "$oracle"/lib/*; do
+    n=$(basename "$f")
+    if [ "$(stat -c %s "$f")" -lt 256 ] && ! grep -q $'\x7fELF' "$f" 2>/dev/null; then
+      ln -sf "$oracle/lib/$(cat "$f")" "$work/oracle-lib/$n"
+    else
+      ln -sf "$f" "$work/oracle-lib/$n"
+    fi
+  done
+fi
+
+# hyperfine -N runs each command without a shell, its stdout to /dev/null.
+cmds=(
+  "cat $mnt/attributes/a.bin"
+  "$bin/tiledbfs-view $array attributes/a.bin"
+  "zstd -q -d -c $work/a.zst"
+)
+# Cold: a fresh mount for every run (empty tile cache, nothing in the kernel's cache).
+hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$work/cold.json" \
+  --prepare "bash -c 'fusermount3 -u $mnt 2>/dev/null; $bin/tiledbfs $array $mnt'" \
+  "${cmds[0]}" >/dev/null
+fusermount3 -u "$mnt" 2>/dev/null || true
+# Warm: one mount for all runs (tiles in the daemon's cache when they fit in it).
+mount_fg "$array"
+hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$work/seq.json" \
+  "${cmds[@]}" >/dev/null
+unmount "$mnt"
+read -r cold cold_sd < <(hf_mean "$work/cold.json" 0)
+read -r warm warm_sd < <(hf_mean "$work/seq.json" 0)
+read -r view view_sd < <(hf_mean "$work/seq.json" 1)
+read -r zst zst_sd < <(hf_mean "$work/seq.json" 2)
+ref=""
+if [ -n "$oracle" ]; then
+  hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$work/ref.json" \
+    "env LD_LIBRARY_PATH=$work/oracle-lib $oracle/bin/reftime $array a" >/dev/null
+  read -r ref ref_sd < <(hf_mean "$work/ref.json" 0)
+  ref_inner=$(LD_LIBRARY_PATH=$work/oracle-lib "$oracle/bin/reftime" "$array" a)
+fi
+mbs() { python3 -c "import sys; print(f'{$bytes/float(sys.argv[1])/1048576:.0f}')" "$1"; }
+echo "(1) cat attributes/a.bin > /dev/null ($mib MiB)              time ms   MiB/s   ratio"
+printf '    mount, fresh mount per run (cold)          %8s %7s   %s x in-process (target <= 1.25)\n' \
+  "$(ms "$cold")" "$(mbs "$cold")" "$(ratio "$cold" "$view")"
+printf '    mount, same mount (warm tile cache)        %8s %7s   %s x in-process\n' \
+  "$(ms "$warm")" "$(mbs "$warm")" "$(ratio "$warm" "$view")"
+printf '    in-process: tiledbfs-view (no FUSE)        %8s %7s   %s x zstd -d (target <= 1.5)\n' \
+  "$(ms "$view")" "$(mbs "$view")" "$(ratio "$view" "$zst")"
+printf '    zstd -d of the same frames (%s B out)  %8s %7s   baseline\n' \
+  "$(cat "$work/zstd.bytes")" "$(ms "$zst")" "$(mbs "$zst")"
+if [ -n "$ref" ]; then
+  printf '    TileDB 2.30 reftime (process)              %8s %7s   mount cold = %s x TileDB (aim < 1)\n' \
+    "$(ms "$ref")" "$(mbs "$ref")" "$(ratio "$cold" "$ref")"
+  echo "    TileDB 2.30 reftime's own read timing: $ref_inner (bytes seconds); stddev $(ms "$ref_sd") ms"
+else
+  echo "    TileDB 2.30: ../shared/oracle not present, not measured"
+fi
+echo "    (stddev ms: cold $(ms "$cold_sd"), warm $(ms "$warm_sd"), view $(ms "$view_sd"), zstd $(ms "$zst_sd"))"
+echo
+
+# ---- (2) random 4 KiB preads vs one tile decode -----------------------------------------
+# A tile cache of 1 MiB holds at most one tile: nearly every read decodes its tile(s).
+tile_ms=$(python3 -c "print(f'{$view*1e3/$tiles:.2f}')")
+cat >"$work/pread.py" <<'PY'
+import os, random, statistics, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+fd = os.open(path, os.O_RDONLY)
+size = os.fstat(fd).st_size
+rng = random.Random(5)
+lat = []
+for _ in range(n):
+    off = rng.randrange(0, size - 4096)
+    t = time.perf_counter(); b = os.pread(fd, 4096, off); lat.append(time.perf_counter() - t)
+    assert len(b) == 4096
+os.close(fd)
+lat.sort()
+print(statistics.median(lat) * 1e3, lat[int(0.9 * n)] * 1e3, lat[-1] * 1e3)
+PY
+mount_fg "$array" -o cache_size=1M
+read -r p50 p90 pmax < <(python3 "$work/pread.py" "$mnt/attributes/a.bin" 200)
+unmount "$mnt"
+mount_fg "$array"
+python3 "$work/pread.py" "$mnt/attributes/a.bin" 200 >/dev/null
+read -r w50 w90 wmax < <(python3 "$work/pread.py" "$mnt/attributes/a.bin" 200)
+unmount "$mnt"
+echo "(2) 200 random 4 KiB preads of attributes/a.bin          median    p90     max   ratio"
+printf '    mount, -o cache_size=1M (decodes per read) %7.2f %7.2f %7.2f   %s x one tile decode (target <= 1.5)\n' \
+  "$p50" "$p90" "$pmax" "$(ratio "$p50" "$tile_ms")"
+printf '    mount, default cache, offsets read before  %7.2f %7.2f %7.2f   %s x one tile decode\n' \
+  "$w50" "$w90" "$wmax" "$(ratio "$w50" "$tile_ms")"
+printf '    one tile decode = in-process time / tiles  %7s ms                 baseline\n' "$tile_ms"
+echo
+
+# ---- (3) daemon peak RSS, 8 readers at once ----------------------------------------------
+# Eight different files of one mount of dense16: the latest attributes/a.bin and a.bin of
+# the 7 latest history views (each a different overlay of the 16 fragments).
+array16=$dir/dense16
+mount_fg "$array16" -o cache_size="$rss_cache"
+files=("$mnt/attributes/a.bin")
+while read -r h; do files+=("$mnt/history/$h/attributes/a.bin"); done < <(ls "$mnt/history" | sort | tail -8 | head -7)
+base_rss=$(awk '/VmRSS/{print $2}' /proc/$daemon_pid/status)
+t0=$(date +%s.%N)
+pids=()
+# Bounded: a reader still running after BENCH_RSS_TIMEOUT s (default 120) is stopped.
+for f in "${files[@]}"; do timeout "${BENCH_RSS_TIMEOUT:-120}" cat "$f" >/dev/null & pids+=($!); done
+fail=0
+for p in "${pids[@]}"; do wait "$p" || fail=1; done
+t1=$(date +%s.%N)
+hwm=$(awk '/VmHWM/{print $2}' /proc/$daemon_pid/status)
+unmount "$mnt"
+[ $fail -eq 0 ] || echo "    WARNING: a reader failed or timed out (${BENCH_RSS_TIMEOUT:-120} s)"
+cache_kib=$(python3 -c "
+s='$rss_cache'; m={'K':1,'M':1024,'G':1024**2,'T':1024**3}
+print(int(float(s[:-1])*m[s[-1].upper()]) if s[-1].upper() in m else int(s)//1024)")
+limit_kib=$((cache_kib + 64 * 1024))
+echo "(3) daemon peak RSS, 8 readers cat 8 different $mib MiB files of dense16 at once"
+printf '    VmHWM %d MiB (idle after mount %d MiB); %.2f s for %d MiB   %s x (cache_size %s + 64 MiB = %d MiB, target <= 1)\n' \
+  $((hwm / 1024)) $((base_rss / 1024)) "$(python3 -c "print($t1-$t0)")" $((8 * mib)) \
+  "$(ratio "$hwm" "$limit_kib")" "$rss_cache" $((limit_kib / 1024))
