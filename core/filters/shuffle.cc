@@ -26,7 +26,7 @@ constexpr uint64_t kBitshuffleBlock = 8192;
 void ByteUnshuffle(const uint8_t* src, uint64_t size, uint64_t ts, uint8_t* dst) {
   const uint64_t n = ts == 0 ? 0 : size / ts;
   if (ts <= 1 || n == 0) {
-    std::memcpy(dst, src, size);
+    if (size > 0) std::memcpy(dst, src, size);  // an empty chunk may have null pointers
     return;
   }
   for (uint64_t j = 0; j < ts; ++j) {
@@ -99,7 +99,7 @@ Result<StageOutput> ReverseBitshuffle(const StageContext& ctx, Bytes metadata, B
   return ReverseShuffle(ctx, metadata, data, "BITSHUFFLE",
                         [ts](const uint8_t* src, uint64_t size, uint8_t* dst) {
                           if (ts == 0 || size % ts != 0 || size % 8 != 0) {
-                            std::memcpy(dst, src, size);
+                            if (size > 0) std::memcpy(dst, src, size);
                             return;
                           }
                           for (uint64_t at = 0; at < size; at += kBitshuffleBlock) {

@@ -189,13 +189,11 @@ Result<Attribute> ParseAttribute(ByteReader& r, uint32_t version) {
     ASSIGN_OR_RETURN(Bytes fill, r.ReadBytes(size, "attribute.fill_value"));
     a.fill_value.assign(fill.begin(), fill.end());
   } else {
-    if (!a.var() && a.cell_size() > kMaxDefaultFillBytes) {
-      return Error::OutOfMemory(fmt::format(
-          "offset {}: attribute.cell_val_num: default fill value of {} bytes exceeds the limit "
-          "of {}",
-          at, a.cell_size(), kMaxDefaultFillBytes));
-    }
-    a.fill_value = DefaultFillValue(a.type, a.cell_val_num);
+    // A cell larger than kMaxDefaultFillBytes gets its one default value
+    // alone: readers repeat a fill value to the cell size, and nothing is
+    // allocated on the word of an untrusted cell_val_num.
+    bool whole = !a.var() && a.cell_size() <= kMaxDefaultFillBytes;
+    a.fill_value = DefaultFillValue(a.type, whole ? a.cell_val_num : 1);
   }
   if (HasNullable(version)) {
     ASSIGN_OR_RETURN(a.nullable, r.ReadBool("attribute.nullable"));

@@ -152,9 +152,10 @@ struct ArraySchema {
 constexpr uint32_t kMaxFormatVersion = 23;
 
 // Before version 6 the fill value is not stored but made from cell_val_num:
-// a fixed cell larger than this is refused (kOutOfMemory) rather than
-// allocated on the word of an untrusted number.
-constexpr uint64_t kMaxDefaultFillBytes = uint64_t{64} << 20;
+// for a fixed cell larger than this, Attribute::fill_value holds the one
+// default value alone (readers repeat a fill value to the cell size), so an
+// untrusted cell_val_num allocates nothing.
+constexpr uint64_t kMaxDefaultFillBytes = uint64_t{64} << 10;
 
 // TileDB's default fill value for a type (constants::empty_*): one value for
 // var-sized cells, cell_val_num values otherwise. Integers get their minimum
