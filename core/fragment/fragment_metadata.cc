@@ -33,13 +33,18 @@ Result<const T*> GetOnce(Slot<T>& s, F&& load) {
 }
 
 // One per-tile uint64 list section (tile offsets, var offsets, var sizes,
-// validity offsets), loaded once: `read` fetches the generic tile's data.
+// validity offsets) of field index i, loaded once: `read(at, what)` fetches
+// the generic tile's data. Legacy (< 3) fragments have these lists preset
+// and no section offsets, so `offsets` may be shorter than i.
 template <class Read>
 Result<const std::vector<uint64_t>*> LoadTileList(Slot<std::vector<uint64_t>>& slot,
-                                                  const std::string& ctx, const std::string& what,
+                                                  const std::vector<uint64_t>& offsets, int i,
+                                                  const std::string& what, const std::string& file,
                                                   uint64_t tile_num, Read&& read) {
   return GetOnce(slot, [&]() -> Result<std::vector<uint64_t>> {
-    ASSIGN_OR_RETURN(ByteVec data, read());
+    const uint64_t at = static_cast<size_t>(i) < offsets.size() ? offsets[i] : 0;
+    const std::string ctx = fmt::format("{}: {} (generic tile at {})", file, what, at);
+    ASSIGN_OR_RETURN(ByteVec data, read(at, what));
     ASSIGN_OR_RETURN_CTX(auto values, ParseUint64List(data, 0, what), ctx);
     if (!values.empty() && values.size() != tile_num) {
       return Error::Corrupt(
@@ -468,38 +473,26 @@ Result<ByteVec> FragmentMetadata::ReadSection(uint64_t offset, std::string_view 
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileOffsets(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
-  const std::string what = fmt::format("tile offsets of {}", FieldName(f));
-  // Legacy (< 3) fragments have these lists preset and no section offsets.
-  const uint64_t at = static_cast<size_t>(i) < footer_.tile_offsets_offsets.size()
-                          ? footer_.tile_offsets_offsets[i]
-                          : 0;
-  return LoadTileList(lazy_->tile_offsets[i],
-                      fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at), what,
-                      tile_num(), [&] { return ReadSection(at, what); });
+  return LoadTileList(
+      lazy_->tile_offsets[i], footer_.tile_offsets_offsets, i,
+      fmt::format("tile offsets of {}", FieldName(f)), metadata_file(), tile_num(),
+      [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
 }
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarOffsets(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
-  const std::string what = fmt::format("tile var offsets of {}", FieldName(f));
-  // Legacy (< 3) fragments have these lists preset and no section offsets.
-  const uint64_t at = static_cast<size_t>(i) < footer_.tile_var_offsets_offsets.size()
-                          ? footer_.tile_var_offsets_offsets[i]
-                          : 0;
-  return LoadTileList(lazy_->tile_var_offsets[i],
-                      fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at), what,
-                      tile_num(), [&] { return ReadSection(at, what); });
+  return LoadTileList(
+      lazy_->tile_var_offsets[i], footer_.tile_var_offsets_offsets, i,
+      fmt::format("tile var offsets of {}", FieldName(f)), metadata_file(), tile_num(),
+      [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
 }
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarSizes(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
-  const std::string what = fmt::format("tile var sizes of {}", FieldName(f));
-  // Legacy (< 3) fragments have these lists preset and no section offsets.
-  const uint64_t at = static_cast<size_t>(i) < footer_.tile_var_sizes_offsets.size()
-                          ? footer_.tile_var_sizes_offsets[i]
-                          : 0;
-  return LoadTileList(lazy_->tile_var_sizes[i],
-                      fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at), what,
-                      tile_num(), [&] { return ReadSection(at, what); });
+  return LoadTileList(
+      lazy_->tile_var_sizes[i], footer_.tile_var_sizes_offsets, i,
+      fmt::format("tile var sizes of {}", FieldName(f)), metadata_file(), tile_num(),
+      [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
 }
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileValidityOffsets(FieldRef f) const {
@@ -508,14 +501,10 @@ Result<const std::vector<uint64_t>*> FragmentMetadata::TileValidityOffsets(Field
     return Error::NotFound(
         fmt::format("{}: format {} fragments have no validity tiles", dir_, footer_.version));
   }
-  const std::string what = fmt::format("tile validity offsets of {}", FieldName(f));
-  // Legacy (< 3) fragments have these lists preset and no section offsets.
-  const uint64_t at = static_cast<size_t>(i) < footer_.tile_validity_offsets_offsets.size()
-                          ? footer_.tile_validity_offsets_offsets[i]
-                          : 0;
-  return LoadTileList(lazy_->tile_validity_offsets[i],
-                      fmt::format("{}: {} (generic tile at {})", metadata_file(), what, at), what,
-                      tile_num(), [&] { return ReadSection(at, what); });
+  return LoadTileList(
+      lazy_->tile_validity_offsets[i], footer_.tile_validity_offsets_offsets, i,
+      fmt::format("tile validity offsets of {}", FieldName(f)), metadata_file(), tile_num(),
+      [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
 }
 
 Result<const std::vector<std::vector<Range>>*> FragmentMetadata::Mbrs() const {

@@ -99,23 +99,21 @@ CellRef DenseLocator::Locate(uint64_t i) const {
     bool inside = true;
     for (size_t d = 0; d < dims && inside; ++d) inside = c[d] >= f.a[d] && c[d] <= f.b[d];
     if (!inside) continue;
+    // Tile index in tile order, position in cell order (row-major: last
+    // dimension fastest; col-major: first fastest).
     uint64_t tile = 0, pos = 0;
-    auto add = [&](size_t d) {
-      I128 rel = c[d] - f.dom_lo[d];
-      tile = tile * f.tiles_per_dim[d] + (static_cast<uint64_t>(rel / f.ext[d]) - f.tile_first[d]);
-      pos = pos * f.cell_ext[d] + static_cast<uint64_t>(rel % f.ext[d]);
-    };
-    // Tile index in tile order, position in cell order.
-    uint64_t t_row = 0, p_row = 0, t_col = 0, p_col = 0;
-    for (size_t d = 0; d < dims; ++d) add(d);
-    t_row = tile, p_row = pos;
-    tile = pos = 0;
-    for (size_t d = dims; d-- > 0;) add(d);
-    t_col = tile, p_col = pos;
+    for (size_t k = 0; k < dims; ++k) {
+      size_t dt = f.tile_order == Layout::kColMajor ? dims - 1 - k : k;
+      size_t dc = f.cell_order == Layout::kColMajor ? dims - 1 - k : k;
+      I128 rt = c[dt] - f.dom_lo[dt], rc = c[dc] - f.dom_lo[dc];
+      tile =
+          tile * f.tiles_per_dim[dt] + (static_cast<uint64_t>(rt / f.ext[dt]) - f.tile_first[dt]);
+      pos = pos * f.cell_ext[dc] + static_cast<uint64_t>(rc % f.ext[dc]);
+    }
     CellRef ref;
     ref.fragment = static_cast<uint32_t>(fi);
-    ref.tile = f.tile_order == Layout::kColMajor ? t_col : t_row;
-    ref.pos = static_cast<uint32_t>(f.cell_order == Layout::kColMajor ? p_col : p_row);
+    ref.tile = tile;
+    ref.pos = static_cast<uint32_t>(pos);
     return ref;
   }
   return CellRef{};
