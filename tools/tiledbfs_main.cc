@@ -47,6 +47,7 @@
 #include "fusefs/fuse/options.h"
 #include "fusefs/model/key_file.h"
 #include "fusefs/model/tree.h"
+#include "tools/malloc_tuning.h"
 
 #ifndef TILEDBFS_VERSION
 #define TILEDBFS_VERSION "unknown"
@@ -188,4 +189,7 @@ int Run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return Run(argc, argv); }
+int main(int argc, char** argv) {
+  tiledbfs::tools::ReexecWithMallocTuning(argv);
+  return Run(argc, argv);
+}

@@ -11,6 +11,7 @@
 #include "fusefs/model/instant.h"
 #include "fusefs/model/key_file.h"
 #include "fusefs/model/tree.h"
+#include "tools/malloc_tuning.h"
 
 namespace {
 
@@ -26,6 +27,7 @@ int Usage() {
 
 int main(int argc, char** argv) {
   using namespace tiledbfs;
+  tools::ReexecWithMallocTuning(argv);
   fusefs::TreeOptions options;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {

@@ -180,9 +180,14 @@ Result<StageOutput> ReverseCompression(const StageContext& ctx, Bytes metadata, 
   }
   ByteReader in(data);
   StageOutput out;
+  // The general-purpose codecs append to their output, so they can decode
+  // straight into the tile.
+  const FilterType t = ctx.filter->type;
+  out.data_in_sink = ctx.sink != nullptr && (t == FilterType::kZstd || t == FilterType::kLz4 ||
+                                             t == FilterType::kGzip || t == FilterType::kBzip2);
   for (uint64_t i = 0; i < parts; ++i) {
     ASSIGN_OR_RETURN(Bytes src, in.ReadBytes(sizes[i].compressed, name + ": compressed part"));
-    ByteVec* dst = i < md_parts ? &out.metadata : &out.data;
+    ByteVec* dst = i < md_parts ? &out.metadata : out.data_in_sink ? ctx.sink : &out.data;
     Status s = DecodePart(ctx, src, sizes[i].original, dst);
     if (!s.ok()) {
       return s.error().WithContext(fmt::format("{} part {}", i < md_parts ? "metadata" : "data",
@@ -197,8 +202,12 @@ Result<StageOutput> ReverseCompression(const StageContext& ctx, Bytes metadata, 
 
 Status DecodeZstd(Bytes in, uint64_t declared, ByteVec* out) {
   if (in.empty() && declared == 0) return Ok();
-  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> d(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  // One context per thread, reset per frame: creating one costs more than
+  // decoding a small chunk.
+  thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> d(ZSTD_createDCtx(),
+                                                                    ZSTD_freeDCtx);
   if (!d) return Error::OutOfMemory("ZSTD: cannot create a decompression context");
+  ZSTD_DCtx_reset(d.get(), ZSTD_reset_session_only);
   // A frame that states its size must state the expected one.
   unsigned long long stated = ZSTD_getFrameContentSize(in.data(), in.size());
   if (stated != ZSTD_CONTENTSIZE_UNKNOWN && stated != ZSTD_CONTENTSIZE_ERROR && stated > declared) {

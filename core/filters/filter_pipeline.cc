@@ -204,6 +204,7 @@ Status UnfilterChunk(const std::vector<Stage>& stages, const FilterPipeline& p, 
   filters::StageOutput cur;
   Bytes md = c.metadata;
   Bytes data = c.data;
+  const uint64_t before = out->size();
   for (size_t i = stages.size(); i-- > 0;) {
     filters::StageContext sc;
     sc.filter = stages[i].filter;
@@ -214,6 +215,7 @@ Status UnfilterChunk(const std::vector<Stage>& stages, const FilterPipeline& p, 
     sc.key = ctx.key;
     sc.capacity = i == 0 ? c.original_size : ctx.limits->max_tile_bytes;
     sc.var_offsets = var_offsets;
+    if (i == 0 && var_offsets == nullptr) sc.sink = out;
     auto r = filters::ReverseFilter(sc, md, data);
     if (!r.ok()) {
       return r.error().WithContext(fmt::format("chunk at offset {}", c.offset));
@@ -222,11 +224,20 @@ Status UnfilterChunk(const std::vector<Stage>& stages, const FilterPipeline& p, 
     md = cur.metadata;
     data = cur.data;
   }
+  if (cur.data_in_sink) {
+    if (out->size() - before != c.original_size) {
+      return Error::Corrupt(fmt::format("chunk at offset {}: unfiltered to {} bytes, expected {}",
+                                        c.offset, out->size() - before, c.original_size));
+    }
+    return Ok();
+  }
   if (data.size() != c.original_size) {
     return Error::Corrupt(fmt::format("chunk at offset {}: unfiltered to {} bytes, expected {}",
                                       c.offset, data.size(), c.original_size));
   }
-  if (out->empty()) {
+  // A tile of one chunk takes the chunk's buffer; otherwise the chunk is
+  // appended to the room reserved for the whole tile.
+  if (out->empty() && out->capacity() <= cur.data.size()) {
     *out = std::move(cur.data);
   } else {
     out->insert(out->end(), data.begin(), data.end());

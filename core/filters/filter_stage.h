@@ -41,11 +41,17 @@ struct StageContext {
   // (FilterPipeline::skip_offsets_filtering in TileDB): RLE and DICTIONARY
   // append one offset per cell here.
   std::vector<uint64_t>* var_offsets = nullptr;
+  // Set for the last stage run (the pipeline's first filter): a stage that
+  // can appends its data output here, the tile being assembled, instead of
+  // to StageOutput::data, and says so with data_in_sink. Saves one copy of
+  // every tile.
+  ByteVec* sink = nullptr;
 };
 
 struct StageOutput {
   ByteVec metadata;
   ByteVec data;
+  bool data_in_sink = false;  // the data output went to StageContext::sink
 };
 
 // Reverses ctx.filter over (metadata, data).

@@ -23,14 +23,37 @@ namespace {
 
 constexpr uint64_t kBitshuffleBlock = 8192;
 
+// Values of TS bytes: reads the TS byte planes side by side and writes each
+// value whole, so the output is written once, in order.
+template <uint64_t TS>
+void ByteUnshuffleFixed(const uint8_t* src, uint64_t n, uint8_t* dst) {
+  for (uint64_t i = 0; i < n; ++i) {
+    uint8_t v[TS];
+    for (uint64_t j = 0; j < TS; ++j) v[j] = src[j * n + i];
+    std::memcpy(dst + i * TS, v, TS);
+  }
+}
+
 void ByteUnshuffle(const uint8_t* src, uint64_t size, uint64_t ts, uint8_t* dst) {
   const uint64_t n = ts == 0 ? 0 : size / ts;
   if (ts <= 1 || n == 0) {
     if (size > 0) std::memcpy(dst, src, size);  // an empty chunk may have null pointers
     return;
   }
-  for (uint64_t j = 0; j < ts; ++j) {
-    for (uint64_t i = 0; i < n; ++i) dst[i * ts + j] = src[j * n + i];
+  switch (ts) {
+    case 2:
+      ByteUnshuffleFixed<2>(src, n, dst);
+      break;
+    case 4:
+      ByteUnshuffleFixed<4>(src, n, dst);
+      break;
+    case 8:
+      ByteUnshuffleFixed<8>(src, n, dst);
+      break;
+    default:
+      for (uint64_t j = 0; j < ts; ++j) {
+        for (uint64_t i = 0; i < n; ++i) dst[i * ts + j] = src[j * n + i];
+      }
   }
   std::memcpy(dst + n * ts, src + n * ts, size - n * ts);
 }
@@ -70,12 +93,18 @@ Result<StageOutput> ReverseShuffle(const StageContext& ctx, Bytes metadata, Byte
     return Error::Corrupt(
         fmt::format("{}: {} bytes exceed the expected {}", name, data.size(), ctx.capacity));
   }
-  out.data.resize(data.size());
-  uint64_t at = 0;
+  ByteVec* dst = &out.data;
+  if (ctx.sink != nullptr) {
+    dst = ctx.sink;
+    out.data_in_sink = true;
+  }
+  const uint64_t base = dst->size();
+  dst->resize(base + data.size());
+  uint64_t at = base;
   for (uint32_t p = 0; p < parts; ++p) {
     ASSIGN_OR_RETURN(uint32_t len, md.Read<uint32_t>(fmt::format("{}: part length", name)));
     ASSIGN_OR_RETURN(Bytes src, in.ReadBytes(len, fmt::format("{}: part {}", name, p)));
-    unshuffle(src.data(), len, out.data.data() + at);
+    unshuffle(src.data(), len, dst->data() + at);
     at += len;
   }
   if (!in.empty()) {

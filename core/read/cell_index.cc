@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <numeric>
 
 #include "core/read/coords.h"
+#include "core/read/parallel.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -70,6 +72,9 @@ Result<DenseLocator> DenseLocator::Make(const ViewInputs& in, const std::vector<
           static_cast<uint64_t>((f.b[d] - f.dom_lo[d]) / f.ext[d]) - f.tile_first[d] + 1;
       f.cell_ext[d] = static_cast<uint64_t>(f.ext[d]);
     }
+    if (f.cell_order == Layout::kColMajor) {
+      for (size_t d = 0; d + 1 < dims; ++d) f.last_step *= f.cell_ext[d];
+    }
     uint64_t tiles = 1;
     for (uint64_t t : f.tiles_per_dim) tiles *= t;
     if (tiles != frag.tile_num()) {
@@ -81,42 +86,113 @@ Result<DenseLocator> DenseLocator::Make(const ViewInputs& in, const std::vector<
   return loc;
 }
 
-CellRef DenseLocator::Locate(uint64_t i) const {
-  const size_t dims = shape_.size();
-  I128 x[16];
-  std::vector<I128> big;
-  I128* c = x;
-  if (dims > 16) {
-    big.resize(dims);
-    c = big.data();
-  }
-  for (size_t d = 0; d < dims; ++d)
+void DenseLocator::Coords(uint64_t i, I128* c) const {
+  for (size_t d = 0; d < shape_.size(); ++d)
     c[d] = lo_[d] + static_cast<I128>((i / strides_[d]) % shape_[d]);
+}
+
+int DenseLocator::Winner(const I128* c) const {
+  const size_t dims = shape_.size();
   // Newest fragment first: a cell belongs to the newest fragment that wrote it.
   for (size_t fi = frags_.size(); fi-- > 0;) {
     const Frag& f = frags_[fi];
     if (f.empty) continue;
     bool inside = true;
     for (size_t d = 0; d < dims && inside; ++d) inside = c[d] >= f.a[d] && c[d] <= f.b[d];
-    if (!inside) continue;
-    // Tile index in tile order, position in cell order (row-major: last
-    // dimension fastest; col-major: first fastest).
-    uint64_t tile = 0, pos = 0;
-    for (size_t k = 0; k < dims; ++k) {
-      size_t dt = f.tile_order == Layout::kColMajor ? dims - 1 - k : k;
-      size_t dc = f.cell_order == Layout::kColMajor ? dims - 1 - k : k;
-      I128 rt = c[dt] - f.dom_lo[dt], rc = c[dc] - f.dom_lo[dc];
-      tile =
-          tile * f.tiles_per_dim[dt] + (static_cast<uint64_t>(rt / f.ext[dt]) - f.tile_first[dt]);
-      pos = pos * f.cell_ext[dc] + static_cast<uint64_t>(rc % f.ext[dc]);
-    }
-    CellRef ref;
-    ref.fragment = static_cast<uint32_t>(fi);
-    ref.tile = tile;
-    ref.pos = static_cast<uint32_t>(pos);
-    return ref;
+    if (inside) return static_cast<int>(fi);
   }
-  return CellRef{};
+  return -1;
+}
+
+CellRef DenseLocator::RefIn(size_t fi, const I128* c) const {
+  const size_t dims = shape_.size();
+  const Frag& f = frags_[fi];
+  // Tile index in tile order, position in cell order (row-major: last
+  // dimension fastest; col-major: first fastest).
+  uint64_t tile = 0, pos = 0;
+  for (size_t k = 0; k < dims; ++k) {
+    size_t dt = f.tile_order == Layout::kColMajor ? dims - 1 - k : k;
+    size_t dc = f.cell_order == Layout::kColMajor ? dims - 1 - k : k;
+    I128 rt = c[dt] - f.dom_lo[dt], rc = c[dc] - f.dom_lo[dc];
+    tile = tile * f.tiles_per_dim[dt] + (static_cast<uint64_t>(rt / f.ext[dt]) - f.tile_first[dt]);
+    pos = pos * f.cell_ext[dc] + static_cast<uint64_t>(rc % f.ext[dc]);
+  }
+  CellRef ref;
+  ref.fragment = static_cast<uint32_t>(fi);
+  ref.tile = tile;
+  ref.pos = static_cast<uint32_t>(pos);
+  return ref;
+}
+
+namespace {
+
+// Coordinates of one cell on the stack (heap only for absurd dimension counts).
+class CoordBuffer {
+ public:
+  explicit CoordBuffer(size_t dims) {
+    if (dims > 16) big_.resize(dims);
+  }
+  I128* data() { return big_.empty() ? small_ : big_.data(); }
+
+ private:
+  I128 small_[16];
+  std::vector<I128> big_;
+};
+
+}  // namespace
+
+CellRef DenseLocator::Locate(uint64_t i) const {
+  CoordBuffer buf(shape_.size());
+  I128* c = buf.data();
+  Coords(i, c);
+  int w = Winner(c);
+  return w < 0 ? CellRef{} : RefIn(static_cast<size_t>(w), c);
+}
+
+CellRun DenseLocator::LocateRun(uint64_t i, uint64_t max) const {
+  const size_t dims = shape_.size();
+  const size_t last = dims - 1;
+  CoordBuffer buf(dims);
+  I128* c = buf.data();
+  Coords(i, c);
+  int w = Winner(c);
+  // Along the last dimension (the view's fastest), to the end of the row.
+  I128 n = std::min<I128>(max, shape_[last] - i % shape_[last]);
+  // A newer fragment (any fragment, for fill values) that starts further
+  // along this row takes over there.
+  for (size_t gi = w < 0 ? 0 : static_cast<size_t>(w) + 1; gi < frags_.size(); ++gi) {
+    const Frag& g = frags_[gi];
+    if (g.empty || g.a[last] <= c[last]) continue;
+    bool inside = true;
+    for (size_t d = 0; d < last && inside; ++d) inside = c[d] >= g.a[d] && c[d] <= g.b[d];
+    if (inside) n = std::min(n, g.a[last] - c[last]);
+  }
+  CellRun run;
+  if (w >= 0) {
+    const Frag& f = frags_[static_cast<size_t>(w)];
+    n = std::min(n, f.b[last] - c[last] + 1);
+    n = std::min(n, f.ext[last] - (c[last] - f.dom_lo[last]) % f.ext[last]);
+    run.ref = RefIn(static_cast<size_t>(w), c);
+    run.step = f.last_step;
+  }
+  run.count = static_cast<uint64_t>(n);
+  return run;
+}
+
+CellRun CellIndex::RunAt(uint64_t i, uint64_t max) const {
+  if (dense) return dense->LocateRun(i, max);
+  CellRun run;
+  run.ref = refs[i];
+  run.count = 1;
+  while (run.count < max) {
+    const CellRef& r = refs[i + run.count];
+    if (r.fragment != run.ref.fragment || r.tile != run.ref.tile ||
+        r.pos != run.ref.pos + run.count) {
+      break;
+    }
+    ++run.count;
+  }
+  return run;
 }
 
 Result<CellIndex> BuildDenseIndex(const ViewInputs& in) {
@@ -372,6 +448,53 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
   return index;
 }
 
+namespace {
+
+// Decodes, several at once, the tiles of cells [first, end) that the cache
+// lacks (at most what fits in half the cache), so that a read needing a
+// new row of tiles uses every core. Errors are left for the gather pass,
+// which decodes the tile again and reports them.
+void DecodeMissingTiles(const ViewInputs& in, const CellIndex& index, const std::vector<int>& field,
+                        const std::vector<int>& footer_index, uint64_t first, uint64_t end,
+                        TileCache& cache) {
+  struct Missing {
+    TileKey key;
+    uint32_t fragment;
+  };
+  std::vector<Missing> missing;
+  TileKey last;
+  for (uint64_t i = first; i < end;) {
+    CellRun run = index.RunAt(i, end - i);
+    i += run.count;
+    const CellRef& r = run.ref;
+    if (r.fragment == CellRef::kFill || field[r.fragment] < 0) continue;
+    TileKey key{in.fragments[r.fragment].get(), footer_index[r.fragment], r.tile};
+    if (key == last) continue;
+    last = key;
+    bool seen = false;
+    for (const Missing& m : missing) seen = seen || m.key == key;
+    if (seen || cache.Contains(key)) continue;
+    missing.push_back({key, r.fragment});
+    if (missing.size() >= 256) break;
+  }
+  if (missing.size() < 2) return;
+  // Tiles of a field have about the same size: stop at half the budget.
+  std::atomic<uint64_t> decoded_bytes{0};
+  const uint64_t limit = cache.budget_bytes() / 2;
+  ParallelFor(missing.size(), [&](size_t k) {
+    if (decoded_bytes.load() >= limit) return;
+    const Missing& m = missing[k];
+    const FragmentMetadata& frag = *in.fragments[m.fragment];
+    auto t = ReadTile(frag, FieldRef::Attribute(field[m.fragment]), m.key.tile, in.encrypted);
+    if (!t.ok()) return;
+    auto tile = std::make_shared<const DecodedTile>(std::move(t).value());
+    decoded_bytes += tile->fixed.size() + tile->var.size() + tile->offsets.size() * 8;
+    cache.Put(m.key, std::move(tile), in.fragments[m.fragment]);
+  });
+}
+
+}  // namespace
+
 Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
                                const std::string& name, uint64_t first, uint64_t count,
                                TileCache& cache) {
@@ -417,39 +540,60 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
     c.data.reserve(count * attr.cell_size());
   if (attr.nullable) c.validity.reserve(count);
 
+  const uint64_t end = first + count;
+  DecodeMissingTiles(in, index, field, footer_index, first, end, cache);
   std::shared_ptr<const DecodedTile> tile;
   TileKey tile_key;
-  for (uint64_t i = first; i < first + count; ++i) {
-    CellRef r = index.At(i);
-    Bytes value(fill.data(), fill.size());
-    uint8_t valid = attr.fill_value_validity;
-    if (r.fragment != CellRef::kFill && field[r.fragment] >= 0) {
-      const FragmentMetadata& frag = *in.fragments[r.fragment];
-      TileKey key{&frag, footer_index[r.fragment], r.tile};
-      if (!tile || !(key == tile_key)) {
-        tile = cache.Get(key);
-        if (!tile) {
-          ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field[r.fragment]),
-                                                   r.tile, in.encrypted));
-          tile = std::make_shared<const DecodedTile>(std::move(t));
-          cache.Put(key, tile);
-        }
-        tile_key = key;
+  for (uint64_t i = first; i < end;) {
+    CellRun run = index.RunAt(i, end - i);
+    i += run.count;
+    const CellRef& r = run.ref;
+    if (r.fragment == CellRef::kFill || field[r.fragment] < 0) {
+      for (uint64_t k = 0; k < run.count; ++k) {
+        if (attr.var()) c.offsets.push_back(c.data.size());
+        c.data.insert(c.data.end(), fill.begin(), fill.end());
       }
-      if (r.pos >= tile->cell_num) {
-        return Error::Corrupt(fmt::format("{}: cell {} of tile {} beyond its {} cells", frag.dir(),
-                                          r.pos, r.tile, tile->cell_num));
-      }
-      value = tile->cell(r.pos);
-      if (!attr.var() && value.size() != attr.cell_size()) {
-        return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
-                                          frag.dir(), name, value.size(), attr.cell_size()));
-      }
-      valid = attr.nullable ? (tile->valid(r.pos) ? 1 : 0) : 1;
+      if (attr.nullable) c.validity.insert(c.validity.end(), run.count, attr.fill_value_validity);
+      continue;
     }
-    if (attr.var()) c.offsets.push_back(c.data.size());
-    c.data.insert(c.data.end(), value.begin(), value.end());
-    if (attr.nullable) c.validity.push_back(valid);
+    const FragmentMetadata& frag = *in.fragments[r.fragment];
+    TileKey key{&frag, footer_index[r.fragment], r.tile};
+    if (!tile || !(key == tile_key)) {
+      tile = cache.Get(key);
+      if (!tile) {
+        ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field[r.fragment]),
+                                                 r.tile, in.encrypted));
+        tile = std::make_shared<const DecodedTile>(std::move(t));
+        cache.Put(key, tile, in.fragments[r.fragment]);
+      }
+      tile_key = key;
+      if (!attr.var() && tile->cell_size != attr.cell_size()) {
+        return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
+                                          frag.dir(), name, tile->cell_size, attr.cell_size()));
+      }
+    }
+    // The run's last position, overflow-checked, must lie in the tile.
+    uint64_t last_pos;
+    if (MulOverflow(run.count - 1, run.step, &last_pos) ||
+        AddOverflow(last_pos, uint64_t{r.pos}, &last_pos) || last_pos >= tile->cell_num) {
+      return Error::Corrupt(fmt::format("{}: cells from {} of tile {} beyond its {} cells",
+                                        frag.dir(), r.pos, r.tile, tile->cell_num));
+    }
+    if (!attr.var() && run.step == 1) {
+      const uint8_t* src = tile->fixed.data() + uint64_t{r.pos} * tile->cell_size;
+      c.data.insert(c.data.end(), src, src + run.count * tile->cell_size);
+    } else {
+      for (uint64_t k = 0, pos = r.pos; k < run.count; ++k, pos += run.step) {
+        Bytes value = tile->cell(pos);
+        if (attr.var()) c.offsets.push_back(c.data.size());
+        c.data.insert(c.data.end(), value.begin(), value.end());
+      }
+    }
+    if (attr.nullable) {
+      for (uint64_t k = 0, pos = r.pos; k < run.count; ++k, pos += run.step) {
+        c.validity.push_back(tile->valid(pos) ? 1 : 0);
+      }
+    }
   }
   if (attr.var()) c.offsets.push_back(c.data.size());
   return c;

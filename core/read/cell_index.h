@@ -30,6 +30,14 @@ struct CellRef {
   uint64_t tile = 0;
 };
 
+// Consecutive cells of a view that one tile supplies, at positions pos,
+// pos + step, pos + 2 * step... of that tile (or that are all fill values).
+struct CellRun {
+  CellRef ref;
+  uint64_t count = 0;
+  uint64_t step = 1;
+};
+
 // The values of one cell's fields, for evaluating delete conditions.
 class CellValues {
  public:
@@ -66,14 +74,25 @@ class DenseLocator {
   static Result<DenseLocator> Make(const ViewInputs& in, const std::vector<__int128>& box_lo,
                                    const std::vector<uint64_t>& shape);
   CellRef Locate(uint64_t i) const;
+  // The run of at most `max` (>= 1) cells from cell i that one tile (or the
+  // fill value) supplies: it stops at the end of a row of the box, of the
+  // tile, of the fragment's non-empty domain, or where a newer fragment
+  // starts. Reads copy whole runs instead of locating every cell.
+  CellRun LocateRun(uint64_t i, uint64_t max) const;
 
  private:
   struct Frag {
     std::vector<__int128> a, b, dom_lo, ext;  // NED, domain low, tile extent
     std::vector<uint64_t> tile_first, tiles_per_dim, cell_ext;
     Layout tile_order = Layout::kRowMajor, cell_order = Layout::kRowMajor;
+    uint64_t last_step = 1;  // distance in the tile between neighbours along the last dimension
     bool empty = true;
   };
+  // The coordinates of cell i of the box.
+  void Coords(uint64_t i, __int128* c) const;
+  // The newest fragment holding coordinates c, or -1.
+  int Winner(const __int128* c) const;
+  CellRef RefIn(size_t fi, const __int128* c) const;
   std::vector<Frag> frags_;  // one per view fragment, oldest first
   std::vector<__int128> lo_;
   std::vector<uint64_t> shape_, strides_;
@@ -88,6 +107,8 @@ struct CellIndex {
   std::vector<uint64_t> shape;        // dense: extents of box per dimension
 
   CellRef At(uint64_t i) const { return dense ? dense->Locate(i) : refs[i]; }
+  // The run of at most `max` (>= 1) cells from cell i supplied by one tile.
+  CellRun RunAt(uint64_t i, uint64_t max) const;
 };
 
 Result<CellIndex> BuildDenseIndex(const ViewInputs& in);

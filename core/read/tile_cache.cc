@@ -7,19 +7,25 @@ std::shared_ptr<const DecodedTile> TileCache::Get(const TileKey& key) {
   auto it = map_.find(key);
   if (it == map_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->second;
+  return it->second->tile;
 }
 
-void TileCache::Put(const TileKey& key, std::shared_ptr<const DecodedTile> tile) {
+bool TileCache::Contains(const TileKey& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return map_.count(key) != 0;
+}
+
+void TileCache::Put(const TileKey& key, std::shared_ptr<const DecodedTile> tile,
+                    std::shared_ptr<const FragmentMetadata> fragment) {
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t size = SizeOf(*tile);
   if (size > budget_ || map_.count(key)) return;
   used_ += size;
-  lru_.emplace_front(key, std::move(tile));
+  lru_.push_front(Entry{key, std::move(tile), std::move(fragment)});
   map_[key] = lru_.begin();
   while (used_ > budget_ && !lru_.empty()) {
-    used_ -= SizeOf(*lru_.back().second);
-    map_.erase(lru_.back().first);
+    used_ -= SizeOf(*lru_.back().tile);
+    map_.erase(lru_.back().key);
     lru_.pop_back();
   }
 }

@@ -14,6 +14,9 @@
 
 namespace tiledbfs::core {
 
+// A fragment is named by its address: the cache keeps every fragment it
+// holds tiles of alive (Put's `fragment`), so no other fragment can come to
+// live at that address while its tiles are cached.
 struct TileKey {
   const FragmentMetadata* fragment = nullptr;
   int field = 0;  // footer field index
@@ -35,14 +38,22 @@ class TileCache {
   explicit TileCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
 
   std::shared_ptr<const DecodedTile> Get(const TileKey& key);
-  void Put(const TileKey& key, std::shared_ptr<const DecodedTile> tile);
+  bool Contains(const TileKey& key) const;
+  // `fragment` is key.fragment's owner, kept while the tile is cached.
+  void Put(const TileKey& key, std::shared_ptr<const DecodedTile> tile,
+           std::shared_ptr<const FragmentMetadata> fragment);
   uint64_t used_bytes() const;
+  uint64_t budget_bytes() const { return budget_; }
 
  private:
   static uint64_t SizeOf(const DecodedTile& t) {
     return t.fixed.size() + t.var.size() + t.offsets.size() * 8 + t.validity.size();
   }
-  using Entry = std::pair<TileKey, std::shared_ptr<const DecodedTile>>;
+  struct Entry {
+    TileKey key;
+    std::shared_ptr<const DecodedTile> tile;
+    std::shared_ptr<const FragmentMetadata> fragment;
+  };
   mutable std::mutex mu_;
   uint64_t budget_;
   uint64_t used_ = 0;

@@ -1,0 +1,30 @@
+#include "core/read/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace tiledbfs::core {
+
+void ParallelFor(size_t n, const std::function<void(size_t)>& fn, unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  size_t helpers = std::min<size_t>(threads, n) - (n > 0 ? 1 : 0);
+  std::atomic<size_t> next{0};
+  auto work = [&]() {
+    for (size_t i = next++; i < n; i = next++) fn(i);
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(helpers);
+  for (size_t t = 0; t < helpers; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (...) {
+      break;  // no thread to be had: the caller does the rest
+    }
+  }
+  work();
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace tiledbfs::core

@@ -1,0 +1,36 @@
+// Memory settings for the programs that decode tiles (tiledbfs, tiledbfs-view).
+//
+// Decoding allocates tile buffers of about a megabyte continuously. With
+// glibc's defaults each one is a fresh mmap, returned at free, so every page
+// of every tile costs a page fault; on virtual machines the fault path is
+// slower than the decoding itself (BENCHMARKS.md measures it). glibc reads
+// its tunables only at start-up, so the program re-executes itself once with
+// them set: big buffers stay on the heap, freed memory is kept for the next
+// tiles, and the heap is backed by transparent huge pages where the kernel
+// allows it (one fault per 2 MiB). A GLIBC_TUNABLES the user set is left
+// alone, and so is TILEDBFS_MALLOC_TUNING=0.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace tiledbfs::tools {
+
+inline void ReexecWithMallocTuning(char** argv) {
+  // Set: by the user ("0": keep glibc's defaults) or by the first start ("1").
+  if (std::getenv("TILEDBFS_MALLOC_TUNING") != nullptr) return;
+  if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
+  if (setenv("TILEDBFS_MALLOC_TUNING", "1", 1) != 0) return;
+  if (setenv("GLIBC_TUNABLES",
+             "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"
+             "glibc.malloc.top_pad=16777216:glibc.malloc.trim_threshold=268435456",
+             1) == 0) {
+    execv("/proc/self/exe", argv);
+  }
+  // Not re-executed (no /proc?): run on with the defaults.
+  unsetenv("GLIBC_TUNABLES");
+}
+
+}  // namespace tiledbfs::tools
