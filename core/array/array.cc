@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "core/array/array_view.h"
@@ -37,6 +38,7 @@ Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<const Storage> storag
   a->storage_ = std::move(storage);
   a->key_ = std::move(key);
   a->limits_ = limits;
+  a->stamps_ = TakeStamps(*a->storage_);
   ASSIGN_OR_RETURN(a->listing_, ListArray(*a->storage_, limits));
   if (a->listing_.schemas.empty()) {
     return Error::NotFound(fmt::format("{}: not a TileDB array (no schema)", a->storage_->root()));
@@ -164,7 +166,36 @@ Result<std::shared_ptr<const ArrayView>> Array::ViewAt(uint64_t t) {
   return std::shared_ptr<const ArrayView>(view);
 }
 
+Array::FolderStamps Array::TakeStamps(const Storage& storage) {
+  // Settled: older than this when taken.
+  constexpr int64_t kSettleNs = int64_t{2} * 1000 * 1000 * 1000;
+  FolderStamps s;
+  auto entries = storage.List("");
+  if (!entries.ok()) return s;
+  std::vector<std::string> dirs = {""};
+  for (const DirEntry& e : *entries) {
+    if (e.is_dir && e.name.rfind("__", 0) == 0) dirs.push_back(e.name);
+  }
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  s.settled = true;
+  for (const std::string& d : dirs) {
+    std::optional<int64_t> t = storage.DirModifiedNs(d);
+    if (!t) return FolderStamps{};
+    s.dirs.emplace_back(d, *t);
+    if (*t > now - kSettleNs) s.settled = false;
+  }
+  s.valid = true;
+  return s;
+}
+
 bool Array::Changed() const {
+  std::lock_guard<std::mutex> lock(stamps_mu_);
+  FolderStamps stamps = TakeStamps(*storage_);
+  if (stamps.valid && stamps_.valid && stamps_.settled && stamps.dirs == stamps_.dirs) {
+    return false;
+  }
   auto now = ListArray(*storage_, limits_);
   if (!now.ok()) return true;
   auto names = [](const ArrayListing& l) {
@@ -177,7 +208,9 @@ bool Array::Changed() const {
     v.insert(v.end(), l.ignored.begin(), l.ignored.end());
     return v;
   };
-  return names(*now) != names(listing_);
+  if (names(*now) != names(listing_)) return true;
+  stamps_ = std::move(stamps);
+  return false;
 }
 
 }  // namespace tiledbfs::core

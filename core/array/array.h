@@ -73,10 +73,23 @@ class Array {
   void set_tile_cache(std::shared_ptr<TileCache> cache) { tile_cache_ = std::move(cache); }
 
   // True if the array folder changed since this Array was opened (a new
-  // commit, vacuum or metadata file): the caller reopens.
+  // commit, vacuum or metadata file): the caller reopens. Cheap when the
+  // folders' modification times say nothing changed (FolderStamps).
   bool Changed() const;
 
  private:
+  // The modification times of the array folder and of its "__" folders,
+  // taken before a listing. When they are unchanged and were already old
+  // when taken ("settled": file systems stamp with a coarse clock, so a
+  // change in the same tick as a recent stamp could keep it), the folder
+  // has not changed since that listing and need not be listed again.
+  struct FolderStamps {
+    std::vector<std::pair<std::string, int64_t>> dirs;
+    bool valid = false;
+    bool settled = false;
+  };
+  static FolderStamps TakeStamps(const Storage& storage);
+
   Array() = default;
   // Loads the consolidated footers once (call with mu_ held).
   Status LoadConsolidatedFooters();
@@ -97,6 +110,8 @@ class Array {
   // folder name; the first file that holds a fragment wins, as in TileDB.
   std::map<std::string, ConsolidatedFooter> consolidated_footers_;
   bool consolidated_loaded_ = false;
+  mutable std::mutex stamps_mu_;
+  mutable FolderStamps stamps_;  // taken before listing_ (or an equal listing)
 };
 
 }  // namespace tiledbfs::core

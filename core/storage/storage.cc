@@ -117,6 +117,14 @@ Result<uint64_t> LocalStorage::Size(const std::string& path) const {
   return static_cast<uint64_t>(st.st_size);
 }
 
+std::optional<int64_t> LocalStorage::DirModifiedNs(const std::string& dir) const {
+  auto full = Resolve(dir);
+  if (!full.ok()) return std::nullopt;
+  struct stat st;
+  if (stat(full->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
+  return int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+}
+
 Result<std::vector<DirEntry>> LocalStorage::List(const std::string& dir) const {
   ASSIGN_OR_RETURN(std::string full, Resolve(dir));
   DIR* d = opendir(full.c_str());

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,13 @@ class Storage {
   virtual bool IsDir(const std::string& path) const = 0;
   // A human-readable location of the root, for messages ("/data/my_array").
   virtual std::string root() const = 0;
+  // The modification time of directory `dir` in ns since the epoch: it
+  // changes whenever an entry is added to, removed from or renamed in it.
+  // nullopt where there is none (the caller then lists the directory).
+  virtual std::optional<int64_t> DirModifiedNs(const std::string& dir) const {
+    (void)dir;
+    return std::nullopt;
+  }
 
   // The whole file.
   Result<ByteVec> ReadAll(const std::string& path) const;
@@ -58,6 +66,7 @@ class LocalStorage final : public Storage {
   bool Exists(const std::string& path) const override;
   bool IsDir(const std::string& path) const override;
   std::string root() const override { return root_; }
+  std::optional<int64_t> DirModifiedNs(const std::string& dir) const override;
 
  private:
   explicit LocalStorage(std::string root, std::string real_root)
