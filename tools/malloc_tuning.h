@@ -6,15 +6,17 @@
 // slower than the decoding itself (BENCHMARKS.md measures it). glibc reads
 // its tunables only at start-up, so the program re-executes itself once with
 // them set: big buffers stay on the heap, freed memory is kept for the next
-// tiles, and the heap is backed by transparent huge pages where the kernel
-// allows it (one fault per 2 MiB). A GLIBC_TUNABLES the user set is left
+// tiles (up to 32 MiB per arena), and the heap is backed by transparent huge
+// pages where the kernel allows it (one fault per 2 MiB). A GLIBC_TUNABLES the user set is left
 // alone, and so is TILEDBFS_MALLOC_TUNING=0.
 #pragma once
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
-#include <cstring>
+#include <string>
+#include <thread>
 
 namespace tiledbfs::tools {
 
@@ -23,10 +25,15 @@ inline void ReexecWithMallocTuning(char** argv) {
   if (std::getenv("TILEDBFS_MALLOC_TUNING") != nullptr) return;
   if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
   if (setenv("TILEDBFS_MALLOC_TUNING", "1", 1) != 0) return;
-  if (setenv("GLIBC_TUNABLES",
-             "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"
-             "glibc.malloc.top_pad=16777216:glibc.malloc.trim_threshold=268435456",
-             1) == 0) {
+  // One arena per core: tiles freed by one thread are reused by the others
+  // instead of each thread's arena keeping its own spare megabytes.
+  const unsigned arenas = std::max(2u, std::thread::hardware_concurrency());
+  const std::string tunables =
+      "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"
+      "glibc.malloc.top_pad=4194304:glibc.malloc.trim_threshold=33554432:"
+      "glibc.malloc.arena_max=" +
+      std::to_string(arenas);
+  if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0) {
     execv("/proc/self/exe", argv);
   }
   // Not re-executed (no /proc?): run on with the defaults.
