@@ -27,7 +27,11 @@ bool InView(const TimestampedName& name, uint64_t t, bool sparse) {
 // The encryption type byte of a generic tile header (offset 29).
 Result<bool> TileIsEncrypted(const Storage& storage, const std::string& path) {
   ASSIGN_OR_RETURN(ByteVec head, storage.Read(path, 0, kGenericTileFixedHeaderSize));
-  return head[29] != 0;
+  // 0: none, 1: AES-256-GCM; anything else is damage, not a reason to ask for a key.
+  if (head[29] > 1) {
+    return Error::Corrupt(fmt::format("generic tile header: unknown encryption type {}", head[29]));
+  }
+  return head[29] == 1;
 }
 
 }  // namespace
@@ -38,8 +42,19 @@ Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<const Storage> storag
   a->storage_ = std::move(storage);
   a->key_ = std::move(key);
   a->limits_ = limits;
-  a->stamps_ = TakeStamps(*a->storage_);
-  ASSIGN_OR_RETURN(a->listing_, ListArray(*a->storage_, limits));
+  // A writer at work can remove a file between the listing and its read (a
+  // vacuum deletes the .vac files it lists last): list again, a few times.
+  for (int attempt = 0;; ++attempt) {
+    a->stamps_ = TakeStamps(*a->storage_);
+    Result<ArrayListing> listing = ListArray(*a->storage_, limits);
+    if (listing.ok()) {
+      a->listing_ = std::move(listing).value();
+      break;
+    }
+    if (listing.error().code() != ErrorCode::kNotFound || attempt == 3 || !a->storage_->IsDir("")) {
+      return listing.error();
+    }
+  }
   if (a->listing_.schemas.empty()) {
     return Error::NotFound(fmt::format("{}: not a TileDB array (no schema)", a->storage_->root()));
   }

@@ -245,15 +245,26 @@ Result<std::string> RenderTilesCsv(const core::FragmentMetadata& f) {
   }
   out += "\n";
   const std::vector<std::vector<core::Range>>* mbr = nullptr;
+  // A section the fragment's version does not have leaves its columns
+  // empty; a section that cannot be read fails the file (never a table
+  // with holes where the data was damaged).
   if (mbrs) {
     auto m = f.Mbrs();
-    if (m.ok()) mbr = *m;
+    if (m.ok()) {
+      mbr = *m;
+    } else if (m.error().code() != core::ErrorCode::kUnsupported) {
+      return m.error();
+    }
   }
   std::vector<const core::TileStats*> st(fields.size(), nullptr);
   if (stats) {
     for (size_t i = 0; i < fields.size(); ++i) {
       auto r = f.Stats(fields[i].ref);
-      if (r.ok()) st[i] = *r;
+      if (r.ok()) {
+        st[i] = *r;
+      } else if (r.error().code() != core::ErrorCode::kUnsupported) {
+        return r.error();
+      }
     }
   }
   for (uint64_t t = 0; t < f.tile_num(); ++t) {
@@ -363,15 +374,15 @@ Result<std::string> RenderLog(const core::Array& array, uint64_t timestamp) {
       auto cond = c.in_consolidated_file
                       ? core::DecodeDeleteCondition(c.contents, c.path, 0, array.key())
                       : core::LoadDeleteCondition(array.storage(), c.path, array.key());
-      text = cond.ok() ? core::ConditionToText(*cond, type_of)
-                       : "(unreadable: " + cond.error().message() + ")";
+      if (!cond.ok()) return cond.error().WithContext(c.path);
+      text = core::ConditionToText(*cond, type_of);
       events.push_back({c.name.t2, 2, "delete where " + text});
     } else {
       auto upd = c.in_consolidated_file
                      ? core::DecodeUpdateCommit(c.contents, c.path, 0, array.key())
                      : core::LoadUpdateCommit(array.storage(), c.path, array.key());
-      text = upd.ok() ? core::ConditionToText(upd->condition, type_of)
-                      : "(unreadable: " + upd.error().message() + ")";
+      if (!upd.ok()) return upd.error().WithContext(c.path);
+      text = core::ConditionToText(upd->condition, type_of);
       events.push_back({c.name.t2, 2, "update where " + text});
     }
   }
@@ -379,16 +390,13 @@ Result<std::string> RenderLog(const core::Array& array, uint64_t timestamp) {
     if (m.t2 > timestamp) continue;
     std::string path = "__meta/" + m.name + m.extension;
     std::string what = "metadata";
-    auto tile = core::ReadGenericTile(array.storage(), path, 0, array.key());
-    if (tile.ok()) {
-      auto entries = core::ParseMetadataFile(tile->data, 0);
-      if (entries.ok()) {
-        std::vector<std::string> put, del;
-        for (const auto& e : *entries) (e.deleted ? del : put).push_back(e.key);
-        if (!put.empty()) what += fmt::format(" put {}", fmt::join(put, ","));
-        if (!del.empty()) what += fmt::format(" delete {}", fmt::join(del, ","));
-      }
-    }
+    ASSIGN_OR_RETURN_CTX(auto tile, core::ReadGenericTile(array.storage(), path, 0, array.key()),
+                         path);
+    ASSIGN_OR_RETURN_CTX(auto entries, core::ParseMetadataFile(tile.data, 0), path);
+    std::vector<std::string> put, del;
+    for (const auto& e : entries) (e.deleted ? del : put).push_back(e.key);
+    if (!put.empty()) what += fmt::format(" put {}", fmt::join(put, ","));
+    if (!del.empty()) what += fmt::format(" delete {}", fmt::join(del, ","));
     events.push_back({m.t2, 4, what});
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
