@@ -40,6 +40,35 @@ Status CheckSchemaUsable(const ArraySchema& schema) {
   return Ok();
 }
 
+// Every tile of a sparse fragment is stored in the file of each fixed-size
+// coordinate field, and a stored tile takes at least its 8-byte chunk count
+// (tile.md): the tile count cannot exceed that file's size / 8. Checked here,
+// where the count is read, so that nothing is sized from an impossible one.
+Status CheckSparseTileNum(const FragmentFooter& f, const ArraySchema& schema,
+                          uint64_t file_sizes_offset) {
+  if (f.dense || f.sparse_tile_num == 0) return Ok();
+  int k = -1;
+  if (!HasPerDimensionFiles(f.version)) {
+    k = FooterFieldIndex(schema, f.version, f.has_timestamps, f.has_delete_meta,
+                         FieldRef::Coords());
+  } else {
+    for (uint32_t d = 0; d < schema.dimensions.size() && k < 0; ++d) {
+      if (schema.dimensions[d].var()) continue;
+      k = FooterFieldIndex(schema, f.version, f.has_timestamps, f.has_delete_meta,
+                           FieldRef::Dimension(d));
+    }
+  }
+  if (k < 0 || static_cast<uint64_t>(k) >= f.file_sizes.size()) return Ok();
+  const uint64_t size = f.file_sizes[static_cast<size_t>(k)];
+  if (f.sparse_tile_num > size / 8) {
+    return Error::Corrupt(fmt::format(
+        "offset {}: fragment footer: sparse tile num: {} tiles cannot fit in a coordinate file "
+        "of {} bytes",
+        file_sizes_offset + 8 * static_cast<uint64_t>(k), f.sparse_tile_num, size));
+  }
+  return Ok();
+}
+
 Result<FooterPrefix> ReadPrefix(ByteReader& r) {
   FooterPrefix p;
   const uint64_t start = r.offset();
@@ -225,7 +254,9 @@ Result<FragmentFooter> ParseFragmentFooterFields(Bytes footer, uint64_t file_off
     if (short_var) a.push_back(0);
   };
 
+  const uint64_t file_sizes_offset = r.offset();
   ASSIGN_OR_RETURN(f.file_sizes, ReadU64Array(r, n, "fragment footer: file sizes"));
+  TRY(CheckSparseTileNum(f, schema, file_sizes_offset));
   ASSIGN_OR_RETURN(f.file_var_sizes, ReadU64Array(r, n_var, "fragment footer: file var sizes"));
   pad_var(f.file_var_sizes);
   if (HasValiditySections(v)) {
