@@ -3,8 +3,17 @@
 //   tiledb-mkarray create ARRAY --schema schema.json [--timestamp T]
 //   tiledb-mkarray write ARRAY --timestamp T --csv FILE
 //   tiledb-mkarray write ARRAY --timestamp T --synthetic SEED
-//                  [--subarray LO:HI,LO:HI...] (dense; default: the domain)
-//                  [--cells N] (sparse; default 1000)
+//                  [--subarray LO:HI,LO:HI...] (default: the domain)
+//                  [--cells N|MIN:MAX] (sparse, per fragment; default 1000)
+//                  [--fragments N] (N row bands of the subarray, one fragment
+//                  each, at timestamps T, T+1, ...; default 1)
+//     Values depend only on (SEED, attribute, coordinates); sparse cells are
+//     generated in the global order, fragment by fragment, streamed.
+//   tiledb-mkarray meta ARRAY [--timestamp T] put KEY TYPE VALUES...
+//   tiledb-mkarray meta ARRAY [--timestamp T] delete KEY
+//   tiledb-mkarray consolidate-metadata ARRAY
+//   tiledb-mkarray consolidate ARRAY [--without-timestamps]
+//   tiledb-mkarray vacuum ARRAY
 //
 // The schema.json form is the one the mount shows (SchemaToJson). A CSV has
 // a header row naming fields; dense arrays: the dimensions then the
@@ -26,8 +35,11 @@
 
 #include "core/schema/array_schema.h"
 #include "core/storage/storage.h"
+#include "core/write/consolidation.h"
 #include "core/write/fragment_writer.h"
+#include "core/write/metadata_writer.h"
 #include "core/write/schema_writer.h"
+#include "core/write/synthetic.h"
 
 using namespace tiledbfs::core;
 
@@ -38,7 +50,12 @@ int Usage() {
                "usage: tiledb-mkarray create ARRAY --schema schema.json [--timestamp T]\n"
                "       tiledb-mkarray write ARRAY --timestamp T --csv FILE\n"
                "       tiledb-mkarray write ARRAY --timestamp T --synthetic SEED\n"
-               "                      [--subarray LO:HI,...] [--cells N]\n");
+               "                      [--subarray LO:HI,...] [--cells N|MIN:MAX] [--fragments N]\n"
+               "       tiledb-mkarray meta ARRAY [--timestamp T] put KEY TYPE VALUES...\n"
+               "       tiledb-mkarray meta ARRAY [--timestamp T] delete KEY\n"
+               "       tiledb-mkarray consolidate-metadata ARRAY\n"
+               "       tiledb-mkarray consolidate ARRAY [--without-timestamps]\n"
+               "       tiledb-mkarray vacuum ARRAY\n");
   return 2;
 }
 
@@ -335,179 +352,174 @@ Status WriteCsv(const std::string& array, uint64_t timestamp, const std::string&
   return Ok();
 }
 
-// Deterministic pseudo-random numbers: splitmix64 of (seed, stream, index).
-uint64_t Mix(uint64_t seed, uint64_t stream, uint64_t i) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + stream * 0xBF58476D1CE4E5B9ull + i + 1;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-std::string Word(uint64_t h) {
-  std::string s(h % 13, 'a');
-  for (size_t k = 0; k < s.size(); ++k) s[k] = static_cast<char>('a' + (h >> (5 + 3 * k)) % 26);
-  return s;
-}
-
-// One synthetic value of a fixed-size type (numbers; text types: letters).
-ByteVec SyntheticValue(Datatype t, uint64_t h) {
-  ByteVec out(DatatypeSize(t));
-  if (IsFloat(t)) {
-    double d = static_cast<double>(h >> 11) * 0x1.0p-53 * 2000.0 - 1000.0;
-    if (t == Datatype::kFloat32) {
-      float f = static_cast<float>(d);
-      std::memcpy(out.data(), &f, 4);
-    } else {
-      std::memcpy(out.data(), &d, 8);
-    }
-  } else if (IsString(t)) {
-    for (auto& b : out) b = static_cast<uint8_t>('a' + (h >>= 5) % 26);
-  } else if (t == Datatype::kBool) {
-    out[0] = h & 1;
-  } else {
-    std::memcpy(out.data(), &h, out.size());
+Result<uint64_t> ParseCount(const std::string& option, const std::string& s) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || s[0] == '-' || *end != '\0' || errno == ERANGE) {
+    return Error::InvalidArgument(option + ": '" + s + "' is not a count");
   }
-  return out;
+  return static_cast<uint64_t>(v);
 }
 
-// A coordinate uniformly in [lo, hi] of an integer or float dimension.
-ByteVec SyntheticCoord(const Dimension& d, uint64_t h) {
-  ByteVec out(DatatypeSize(d.type));
-  if (IsFloat(d.type)) {
-    double lo, hi, u = static_cast<double>(h >> 11) * 0x1.0p-53;
-    if (d.type == Datatype::kFloat32) {
-      float l, g;
-      std::memcpy(&l, d.domain.lo.data(), 4);
-      std::memcpy(&g, d.domain.hi.data(), 4);
-      float v = std::min(g, static_cast<float>(l + u * (static_cast<double>(g) - l)));
-      std::memcpy(out.data(), &v, 4);
-      return out;
-    }
-    std::memcpy(&lo, d.domain.lo.data(), 8);
-    std::memcpy(&hi, d.domain.hi.data(), 8);
-    double v = std::min(hi, lo + u * (hi - lo));
-    std::memcpy(out.data(), &v, 8);
-    return out;
-  }
-  // Integers: offset from lo modulo the domain's width (two's complement).
-  uint64_t lo = 0, hi = 0;
-  std::memcpy(&lo, d.domain.lo.data(), out.size());
-  std::memcpy(&hi, d.domain.hi.data(), out.size());
-  uint64_t mask = out.size() == 8 ? UINT64_MAX : (uint64_t{1} << (8 * out.size())) - 1;
-  uint64_t width = (hi - lo) & mask;
-  uint64_t v = lo + (width == UINT64_MAX ? h : h % (width + 1));
-  std::memcpy(out.data(), &v, out.size());
-  return out;
-}
-
-void AppendSynthetic(FieldCells& c, const Attribute& a, uint64_t h) {
-  if (a.nullable) c.validity.push_back(h % 10 != 0);
-  uint64_t g = Mix(h, 1, 0);
-  if (a.var()) {
-    c.offsets.push_back(c.data.size());
-    if (IsString(a.type) || IsBlobLike(a.type)) {
-      std::string w = Word(g);
-      c.data.insert(c.data.end(), w.begin(), w.end());
-    } else {
-      for (uint64_t k = 0; k < g % 4; ++k) {
-        ByteVec v = SyntheticValue(a.type, Mix(g, 2, k));
-        c.data.insert(c.data.end(), v.begin(), v.end());
-      }
-    }
-    return;
-  }
-  for (uint32_t k = 0; k < a.cell_val_num; ++k) {
-    ByteVec v = SyntheticValue(a.type, Mix(g, 3, k));
-    c.data.insert(c.data.end(), v.begin(), v.end());
-  }
-}
-
+// write --synthetic SEED [--subarray LO:HI,...] [--cells N|MIN:MAX]
+// [--fragments N] (core/write/synthetic.h).
 Status WriteSynthetic(const std::string& array, uint64_t timestamp,
                       std::map<std::string, std::string>& opt) {
   ASSIGN_OR_RETURN(ArraySchema s, LatestSchema(array));
-  const uint64_t seed = std::strtoull(opt["--synthetic"].c_str(), nullptr, 10);
-  WriteBatch batch;
-  uint64_t n = 0;
-  if (s.dense()) {
-    std::vector<std::pair<long long, long long>> sub;
-    if (opt.count("--subarray")) {
-      std::istringstream ss(opt["--subarray"]);
-      std::string part;
-      while (std::getline(ss, part, ',')) {
-        long long lo = 0, hi = 0;
-        if (std::sscanf(part.c_str(), "%lld:%lld", &lo, &hi) != 2) {
-          return Error::InvalidArgument("--subarray: '" + part + "' is not LO:HI");
-        }
-        sub.push_back({lo, hi});
+  SyntheticSpec spec;
+  ASSIGN_OR_RETURN(spec.seed, ParseCount("--synthetic", opt["--synthetic"]));
+  if (opt.count("--subarray")) {
+    std::istringstream ss(opt["--subarray"]);
+    std::string part;
+    size_t d = 0;
+    while (std::getline(ss, part, ',')) {
+      const size_t colon = part.find(':', 1);
+      if (colon == std::string::npos || d >= s.dimensions.size()) {
+        return Error::InvalidArgument("--subarray: '" + part + "' is not LO:HI of a dimension");
       }
-      if (sub.size() != s.dimensions.size()) {
-        return Error::InvalidArgument("--subarray needs one LO:HI per dimension");
+      const Dimension& dim = s.dimensions[d++];
+      Range r;
+      auto lo = ParseValue(dim.type, part.substr(0, colon));
+      auto hi = ParseValue(dim.type, part.substr(colon + 1));
+      if (!lo.ok() || !hi.ok()) {
+        return Error::InvalidArgument("--subarray: '" + part +
+                                      "': " + (lo.ok() ? hi : lo).error().message());
       }
+      spec.subarray.push_back(Range{*lo, *hi});
     }
-    n = 1;
-    for (size_t d = 0; d < s.dimensions.size(); ++d) {
-      const Dimension& dim = s.dimensions[d];
-      Range r = dim.domain;
-      if (!sub.empty()) {
-        ASSIGN_OR_RETURN(r.lo, ParseValue(dim.type, std::to_string(sub[d].first)));
-        ASSIGN_OR_RETURN(r.hi, ParseValue(dim.type, std::to_string(sub[d].second)));
-      }
-      int64_t lo = 0, hi = 0;
-      std::memcpy(&lo, r.lo.data(), r.lo.size());
-      std::memcpy(&hi, r.hi.data(), r.hi.size());
-      uint64_t w = (static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo)) &
-                   (r.lo.size() == 8 ? UINT64_MAX : (uint64_t{1} << (8 * r.lo.size())) - 1);
-      if (w >= (uint64_t{1} << 40) / n) return Error::InvalidArgument("subarray too large");
-      n *= w + 1;
-      batch.subarray.push_back(r);
-    }
-  } else {
-    n = opt.count("--cells") ? std::strtoull(opt["--cells"].c_str(), nullptr, 10) : 1000;
-    if (n == 0) return Error::InvalidArgument("--cells must be positive");
-    std::set<ByteVec> seen;
-    uint64_t tries = 0;
-    for (uint64_t i = 0; i < n; ++tries) {
-      if (tries > 20 * n + 1000) {
-        return Error::InvalidArgument("the domain is too small for that many distinct cells");
-      }
-      ByteVec key;
-      std::vector<ByteVec> coords;
-      for (size_t d = 0; d < s.dimensions.size(); ++d) {
-        const Dimension& dim = s.dimensions[d];
-        uint64_t h = Mix(seed, 100 + d, tries);
-        ByteVec c;
-        if (dim.var()) {
-          std::string w = Word(h);
-          c.assign(w.begin(), w.end());
-        } else {
-          c = SyntheticCoord(dim, h);
-        }
-        key.insert(key.end(), c.begin(), c.end());
-        key.push_back(0xFF);
-        coords.push_back(std::move(c));
-      }
-      if (!s.allows_dups && !seen.insert(key).second) continue;
-      for (size_t d = 0; d < s.dimensions.size(); ++d) {
-        FieldCells& fc = batch.fields[s.dimensions[d].name];
-        if (s.dimensions[d].var()) fc.offsets.push_back(fc.data.size());
-        fc.data.insert(fc.data.end(), coords[d].begin(), coords[d].end());
-      }
-      ++i;
+    if (spec.subarray.size() != s.dimensions.size()) {
+      return Error::InvalidArgument("--subarray needs one LO:HI per dimension");
     }
   }
-  for (size_t a = 0; a < s.attributes.size(); ++a) {
-    FieldCells& fc = batch.fields[s.attributes[a].name];
-    for (uint64_t i = 0; i < n; ++i) AppendSynthetic(fc, s.attributes[a], Mix(seed, a, i));
+  if (opt.count("--cells")) {
+    if (s.dense()) return Error::InvalidArgument("--cells is for sparse arrays");
+    const std::string& c = opt["--cells"];
+    const size_t colon = c.find(':');
+    ASSIGN_OR_RETURN(spec.cells_min, ParseCount("--cells", c.substr(0, colon)));
+    spec.cells_max = spec.cells_min;
+    if (colon != std::string::npos) {
+      ASSIGN_OR_RETURN(spec.cells_max, ParseCount("--cells", c.substr(colon + 1)));
+    }
+    if (spec.cells_min == 0 || spec.cells_min > spec.cells_max) {
+      return Error::InvalidArgument("--cells must be positive (N or MIN:MAX)");
+    }
   }
-  ASSIGN_OR_RETURN(std::string name, WriteFragment(array, s, timestamp, batch));
-  std::printf("%s\n", name.c_str());
+  if (opt.count("--fragments")) {
+    ASSIGN_OR_RETURN(spec.fragments, ParseCount("--fragments", opt["--fragments"]));
+    if (spec.fragments == 0) return Error::InvalidArgument("--fragments must be positive");
+  }
+  auto names = WriteSyntheticFragments(array, s, timestamp, spec, [](const std::string& name) {
+    std::printf("%s\n", name.c_str());
+  });
+  if (!names.ok()) return names.error();
   return Ok();
+}
+
+// ---------------------------------------------------------------- maintenance
+// meta, consolidate-metadata, consolidate, vacuum (core/write/metadata_writer.h,
+// core/write/consolidation.h). Their arguments are not all "--option value"
+// pairs, so they are parsed here.
+
+bool IsMaintenanceCommand(const std::string& cmd) {
+  return cmd == "meta" || cmd == "consolidate-metadata" || cmd == "consolidate" || cmd == "vacuum";
+}
+
+Result<uint64_t> ParseTimestamp(const std::string& s) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || s[0] == '-' || *end != '\0' || errno == ERANGE) {
+    return Error::InvalidArgument("--timestamp: '" + s + "' is not a timestamp (ms)");
+  }
+  return static_cast<uint64_t>(v);
+}
+
+// meta ARRAY [--timestamp T] put KEY TYPE VALUES... | delete KEY
+Status RunMeta(const std::string& array, const std::vector<std::string>& args) {
+  size_t i = 0;
+  uint64_t ts = NowMs();
+  if (i < args.size() && args[i] == "--timestamp") {
+    if (i + 1 >= args.size()) return Error::InvalidArgument("--timestamp needs a value");
+    ASSIGN_OR_RETURN(ts, ParseTimestamp(args[i + 1]));
+    i += 2;
+  }
+  const std::string op = i < args.size() ? args[i++] : "";
+  MetadataEntry e;
+  if (op == "put") {
+    if (args.size() - i < 2) return Error::InvalidArgument("meta put needs KEY TYPE VALUES...");
+    e.key = args[i];
+    std::vector<std::string> values(args.begin() + static_cast<ptrdiff_t>(i + 2), args.end());
+    auto v = MetadataValueFromText(args[i + 1], values);
+    if (!v.ok()) return v.error().WithContext("meta put " + e.key);
+    e.value = std::move(v).value();
+  } else if (op == "delete") {
+    if (args.size() - i != 1) return Error::InvalidArgument("meta delete needs exactly one KEY");
+    e.key = args[i];
+    e.deleted = true;
+  } else {
+    return Error::InvalidArgument("meta needs 'put KEY TYPE VALUES...' or 'delete KEY'");
+  }
+  ASSIGN_OR_RETURN(std::string name, WriteArrayMetadata(array, ts, {e}));
+  std::printf("__meta/%s\n", name.c_str());
+  return Ok();
+}
+
+int RunMaintenance(int argc, char** argv) {
+  const std::string cmd = argv[1], array = argv[2];
+  const std::vector<std::string> args(argv + 3, argv + argc);
+  Status st;
+  if (cmd == "meta") {
+    st = RunMeta(array, args);
+  } else if (cmd == "consolidate-metadata") {
+    if (!args.empty()) return Usage();
+    auto r = ConsolidateFragmentMetadata(array);
+    if (!r.ok()) {
+      st = r.error();
+    } else if (r->file.empty()) {
+      std::fprintf(stderr, "tiledb-mkarray: fewer than two fragments, nothing consolidated\n");
+    } else {
+      std::printf("%s\n", r->file.c_str());
+    }
+  } else if (cmd == "consolidate") {
+    ConsolidateOptions options;
+    for (const std::string& a : args) {
+      if (a != "--without-timestamps") return Usage();
+      options.without_timestamps = true;
+    }
+    auto r = ConsolidateFragments(array, options);
+    if (!r.ok()) {
+      st = r.error();
+    } else if (r->fragment.empty()) {
+      std::fprintf(stderr, "tiledb-mkarray: fewer than two fragments, nothing consolidated\n");
+    } else {
+      std::fprintf(stderr, "tiledb-mkarray: %zu fragments, %llu cells consolidated; %s\n",
+                   r->consolidated.size(), static_cast<unsigned long long>(r->cell_count),
+                   r->vacuum_file.c_str());
+      std::printf("%s\n", r->fragment.c_str());
+    }
+  } else {  // vacuum
+    if (!args.empty()) return Usage();
+    auto r = VacuumFragments(array);
+    if (!r.ok()) {
+      st = r.error();
+    } else {
+      std::printf("removed %zu fragments, %zu vacuum files\n", r->removed_fragments.size(),
+                  r->removed_vacuum_files.size());
+    }
+  }
+  if (!st.ok()) {
+    std::fprintf(stderr, "tiledb-mkarray: %s\n", st.error().ToString().c_str());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) return Usage();
+  if (IsMaintenanceCommand(argv[1])) return RunMaintenance(argc, argv);
   std::string cmd = argv[1], array = argv[2];
   std::map<std::string, std::string> opt;
   for (int i = 3; i < argc; ++i) {

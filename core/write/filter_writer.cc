@@ -53,6 +53,38 @@ ByteVec Concat(const std::vector<ByteVec>& parts) {
   return out;
 }
 
+// zlib's compress2, on deflate streams kept per thread and level: the same
+// bytes without setting up a stream (256 KiB) for every chunk and generic
+// tile, which dominated writing many small fragments.
+bool Deflate(Bytes in, int level, uint8_t* out, uLongf* out_size) {
+  struct Streams {
+    z_stream s[11];
+    bool init[11] = {};
+    ~Streams() {
+      for (int i = 0; i < 11; ++i)
+        if (init[i]) deflateEnd(&s[i]);
+    }
+  };
+  thread_local Streams streams;
+  const int slot = level + 1;  // Z_DEFAULT_COMPRESSION (-1) .. 9
+  if (slot < 0 || slot > 10 || in.size() > UINT32_MAX || *out_size > UINT32_MAX) return false;
+  z_stream& z = streams.s[slot];
+  if (!streams.init[slot]) {
+    z = z_stream{};
+    if (deflateInit(&z, level) != Z_OK) return false;
+    streams.init[slot] = true;
+  } else if (deflateReset(&z) != Z_OK) {
+    return false;
+  }
+  z.next_in = const_cast<Bytef*>(in.data());
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = out;
+  z.avail_out = static_cast<uInt>(*out_size);
+  if (deflate(&z, Z_FINISH) != Z_STREAM_END) return false;
+  *out_size = z.total_out;
+  return true;
+}
+
 Result<ByteVec> Compress(const Filter& f, Bytes in, uint64_t value_size) {
   int level = f.compression_level;
   ByteVec out;
@@ -60,7 +92,12 @@ Result<ByteVec> Compress(const Filter& f, Bytes in, uint64_t value_size) {
     case FilterType::kZstd: {
       if (level < ZSTD_minCLevel()) level = 3;  // TileDB: below the limit means default
       out.resize(ZSTD_compressBound(in.size()));
-      size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), level);
+      // One context per thread: creating one per 64 KiB chunk costs more
+      // than compressing it.
+      thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(),
+                                                                           ZSTD_freeCCtx);
+      if (!cctx) return Error::OutOfMemory("ZSTD: cannot create a compression context");
+      size_t n = ZSTD_compressCCtx(cctx.get(), out.data(), out.size(), in.data(), in.size(), level);
       if (ZSTD_isError(n))
         return Error::InvalidArgument(std::string("ZSTD: ") + ZSTD_getErrorName(n));
       out.resize(n);
@@ -70,7 +107,7 @@ Result<ByteVec> Compress(const Filter& f, Bytes in, uint64_t value_size) {
       if (level < 0 || level > 9) level = Z_DEFAULT_COMPRESSION;
       uLongf n = compressBound(in.size());
       out.resize(n);
-      if (compress2(out.data(), &n, in.data(), in.size(), level) != Z_OK) {
+      if (!Deflate(in, level, out.data(), &n)) {
         return Error::InvalidArgument("GZIP: compression failed");
       }
       out.resize(n);

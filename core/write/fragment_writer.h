@@ -9,7 +9,9 @@
 // sizes, validity offsets, tile mins, maxes, sums, null counts, fragment
 // min/max/sum/null count, processed conditions, footer, footer length), then
 // __commits/<name>.wrt last. On failure the fragment folder is removed, so a
-// reader never sees part of a fragment.
+// reader never sees part of a fragment. WriteFragment holds the cells of a
+// batch in memory; the files are laid out by core/write/fragment_stream.h,
+// which also writes fragments tile by tile from a generator.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +40,8 @@ struct WriteBatch {
 
 // "__<t>_<t>_<32 hex>" (+ "_<version>" when version != 0).
 std::string NewTimestampedName(uint64_t timestamp, uint32_t version);
+// "__<t1>_<t2>_<32 hex>" (+ "_<version>"): a consolidated range.
+std::string NewTimestampedName(uint64_t t1, uint64_t t2, uint32_t version);
 
 // Creates the array folder (which must not exist or be empty): __schema/
 // with the schema at `timestamp`, __commits/, __fragments/. Returns the
@@ -52,5 +56,8 @@ Result<std::string> CreateArray(const std::string& array_dir, const ArraySchema&
 // POSITIVE_DELTA), kUnsupported (a filter or layout not written), kIo.
 Result<std::string> WriteFragment(const std::string& array_dir, const ArraySchema& schema,
                                   uint64_t timestamp, const WriteBatch& batch);
+// The same, named for the timestamp range [t1, t2] (a consolidated fragment).
+Result<std::string> WriteFragment(const std::string& array_dir, const ArraySchema& schema,
+                                  uint64_t t1, uint64_t t2, const WriteBatch& batch);
 
 }  // namespace tiledbfs::core

@@ -252,32 +252,232 @@ for name, (sch, writes) in cases.items():
 
 print(f"{len(cases) - failures} arrays match, {failures} differ ({total_cells} cells compared); work dir {work}")
 
-# Synthetic data (--synthetic): no CSV to compare with, so TileDB's read is
-# compared with ours by the conformance suite below.
+# Synthetic data (--synthetic): TileDB's read is compared cell by cell with
+# an independent Python model of the values (core/write/synthetic.h: a
+# function of seed, attribute and coordinates only), the sparse cell counts
+# per fragment, the bands, and distinctness; then with our reader by the
+# conformance suite below.
+M64 = (1 << 64) - 1
+GOLD, KEY0 = 0x9E3779B97F4A7C15, 0x243F6A8885A308D3
+VALID_SALT, LEN_SALT = 0x5BD1E9955BD1E995, 0x27D4EB2F165667C5
+SIZE = {"INT8": 1, "UINT8": 1, "INT16": 2, "UINT16": 2, "INT32": 4, "UINT32": 4, "INT64": 8,
+        "UINT64": 8, "FLOAT32": 4, "FLOAT64": 8, "CHAR": 1, "STRING_ASCII": 1}
+TEXT = ("CHAR", "STRING_ASCII")
+
+def fmix(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+def coord_bits(dim, v):
+    t = dim["type"]
+    if t == "STRING_ASCII":
+        h = 0xCBF29CE484222325
+        for c in v.encode():
+            h = ((h ^ c) * 0x100000001B3) & M64
+        return h
+    if t == "FLOAT32":
+        return struct.unpack("<I", struct.pack("<f", v))[0]
+    if t == "FLOAT64":
+        return struct.unpack("<Q", struct.pack("<d", v))[0]
+    return v & M64
+
+def cell_key(dims, coords):
+    acc = KEY0
+    for d, (dim, v) in enumerate(zip(dims, coords)):
+        acc = fmix(acc ^ fmix((coord_bits(dim, v) + GOLD * (d + 1)) & M64))
+    return acc
+
+def put_value(t, g):
+    if t == "FLOAT64":
+        return (g >> 11) * 2.0 ** -53 * 2000.0 - 1000.0
+    if t == "FLOAT32":
+        return struct.unpack("<f", struct.pack("<f", (g >> 11) * 2.0 ** -53 * 2000.0 - 1000.0))[0]
+    if t in TEXT:
+        return chr(97 + (g & 31) % 26)
+    bits = 8 * SIZE[t]
+    v = g & ((1 << bits) - 1)
+    if t.startswith("INT") and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+def synth_values(sch, seed, coords):
+    key = cell_key(sch["dims"], coords)
+    out = []
+    for a_i, a in enumerate(sch["attrs"]):
+        h = fmix(key ^ fmix((seed * GOLD + 0xA5A5A5A5 + a_i) & M64))
+        t, cvn = a["type"], a.get("cell_val_num", 1)
+        if a.get("nullable") and fmix(h ^ VALID_SALT) % 10 == 0:
+            out.append(None)
+        elif not a.get("var"):
+            vals = [put_value(t, fmix((h + GOLD * (k + 1)) & M64)) for k in range(cvn)]
+            out.append("".join(vals) if t in TEXT else vals[0] if cvn == 1 else vals)
+        else:
+            n = fmix(h ^ LEN_SALT)
+            if t in TEXT:
+                g = fmix((h + GOLD) & M64)
+                out.append("".join(chr(97 + ((g >> (5 * i)) & 31) % 26) for i in range(n % 13)))
+            else:
+                out.append([put_value(t, fmix((h + GOLD * (i + 1)) & M64)) for i in range(n % 4)])
+    return out
+
+def cells_of(seed, k, cells):
+    lo, hi = cells
+    r = fmix(seed ^ fmix((k + 0x1234567) & M64))
+    return lo + r % (hi - lo + 1)
+
+def read_view(view, vj):
+    n = vj["cell_count"]
+    cols = {}
+    for f in vj["fields"]:
+        name, t, cvn = f["name"], f["type"], f["cell_val_num"]
+        data = open(os.path.join(view, name + ".data"), "rb").read()
+        def decode(b):
+            if t in TEXT:
+                return b.decode()
+            return list(struct.unpack("<%d%s" % (len(b) // SIZE[t], FMT[t]), b))
+        if f["var"]:
+            offs = values(os.path.join(view, name + ".offsets"), "UINT64")
+            offs = offs + [len(data)] if len(offs) == n else offs
+            col = [decode(data[offs[i]:offs[i + 1]]) for i in range(n)]
+        else:
+            size = SIZE[t] * cvn
+            col = [decode(data[i * size:(i + 1) * size]) for i in range(n)]
+            if t not in TEXT and cvn == 1:
+                col = [v[0] for v in col]
+        if f["nullable"]:
+            valid = open(os.path.join(view, name + ".validity"), "rb").read()
+            col = [v if valid[i] else None for i, v in enumerate(col)]
+        cols[name] = col
+    return cols
+
+def sparse(dims, attrs, order=("row-major", "row-major"), capacity=1000):
+    s = schema("sparse", dims, attrs, order=order, capacity=capacity)
+    s["coords_filters"] = pipeline("BYTESHUFFLE", "ZSTD")
+    return s
+
+# Each write: (seed, extra arguments, box of its cells or None for the domain,
+# sparse cells per fragment (MIN, MAX), fragments).
+def w(seed, sub=None, cells=None, fragments=1):
+    args = ["--synthetic", str(seed)]
+    if sub:
+        args += ["--subarray", ",".join(f"{lo}:{hi}" for lo, hi in sub)]
+    if cells:
+        args += ["--cells", f"{cells[0]}:{cells[1]}"]
+    if fragments > 1:
+        args += ["--fragments", str(fragments)]
+    return {"seed": seed, "args": args, "sub": sub, "cells": cells, "fragments": fragments}
+
+band8 = [w(1, [(0, 1999), (125 * k, 125 * k + 124)], (5000, 5000)) for k in range(8)]
 synth = {
-    "w_synth_dense": (schema("dense", [dim("r", "INT64", [-500, 499], 64),
-                                       dim("c", "INT64", [0, 299], 100)],
+    "w_synth_dense": (schema("dense", [dim("r", "INT64", [-500, 499], 64), dim("c", "INT64", [0, 299], 100)],
                              [attr("a", "FLOAT64", "BYTESHUFFLE", "ZSTD"), attr("b", "INT8", "RLE"),
                               attr("s", "STRING_ASCII", "LZ4", var=True, nullable=True),
                               attr("v", "INT32", "GZIP", var=True), attr("ch", "CHAR", "ZSTD", cvn=4)],
                              order=("col-major", "row-major")),
-                      [["--synthetic", "1"], ["--synthetic", "2", "--subarray", "-100:150,7:222"]]),
+                      [w(1), w(2, [(-100, 150), (7, 222)])]),
+    # Float and string dimensions: random coordinates sorted in memory.
     "w_synth_sparse": (schema("sparse", [{"name": "k", "type": "STRING_ASCII"}, dim("x", "UINT64", [0, 2**64 - 2], 2**40),
                                          dim("f", "FLOAT32", [-1.0, 1.0], 0.25)],
                               [attr("a", "UINT32", "BITSHUFFLE", "ZSTD"), attr("n", "FLOAT64", "ZSTD", nullable=True)],
                               capacity=1000),
-                       [["--synthetic", "3", "--cells", "20000"], ["--synthetic", "4", "--cells", "5000"]]),
+                       [w(3, cells=(20000, 20000)), w(4, cells=(5000, 5000))]),
+    # A small sparse8 (array b of issue 5): 8 column bands, 40,000 cells.
+    "w_synth_sparse8": (sparse([dim("r", "INT64", [0, 1999], 100), dim("c", "INT64", [0, 999], 100)],
+                               [attr("v", "FLOAT64", "BYTESHUFFLE", "ZSTD"), attr("s", "STRING_ASCII", "ZSTD", var=True),
+                                attr("n", "INT32", "LZ4", nullable=True)], capacity=500),
+                        band8),
+    # Col-major tiles and cells, mixed integer dimension types, row bands.
+    "w_synth_sparse_col": (sparse([dim("a", "INT32", [-500, 499], 64), dim("b", "UINT64", [0, 10**12], 10**10)],
+                                  [attr("u", "UINT16", "BITSHUFFLE", "LZ4"),
+                                   attr("t", "STRING_ASCII", "ZSTD", var=True, nullable=True),
+                                   attr("c3", "CHAR", "ZSTD", cvn=3)],
+                                  order=("col-major", "col-major"), capacity=300),
+                           [w(9, cells=(2000, 3000), fragments=3)]),
+    # Many fragments (array c of issue 5, small): 120 sparse rows of 10 to 100
+    # cells. (Every fragment is a view the oracle dumps and conformance checks.)
+    "w_frags_sparse": (sparse([dim("r", "INT64", [0, 119], 10), dim("c", "INT64", [0, 99], 100)],
+                              [attr("v", "FLOAT64", "ZSTD")], capacity=50),
+                       [w(5, cells=(10, 100), fragments=120)]),
+    # Many dense fragments: 80 one-row bands, then an overlapping write.
+    "w_frags_dense": (schema("dense", [dim("r", "INT64", [0, 79], 16), dim("c", "INT64", [0, 49], 16)],
+                             [attr("f", "FLOAT32", "ZSTD"), attr("s", "STRING_ASCII", "ZSTD", var=True, nullable=True)]),
+                      [w(6, fragments=80), w(7, [(30, 70), (10, 30)])]),
 }
+synth_cells = 0
 for name, (sch, writes) in synth.items():
     adir = os.path.join(arrays_dir, name)
     sfile = os.path.join(work, name + ".schema.json")
     json.dump(sch, open(sfile, "w"))
     run([mk, "create", adir, "--schema", sfile, "--timestamp", "1700000000000"])
-    for k, args in enumerate(writes):
-        run([mk, "write", adir, "--timestamp", str(1700000001000 + 1000 * k)] + args)
-    run([refdump, adir, os.path.join(expected_dir, name)])
-    vj = json.load(open(os.path.join(expected_dir, name, "views", "latest", "view.json")))
-    print(f"ok   {name}: TileDB reads {vj['cell_count']} cells")
+    t = 1700000001000
+    for wr in writes:
+        run([mk, "write", adir, "--timestamp", str(t)] + wr["args"])
+        t += wr["fragments"]
+    edir = os.path.join(expected_dir, name)
+    run([refdump, adir, edir])
+    view = os.path.join(edir, "views", "latest")
+    vj = json.load(open(os.path.join(view, "view.json")))
+    cols = read_view(view, vj)
+    n = vj["cell_count"]
+    dims = sch["dims"]
+    bad = []
+    integer_dims = all(d["type"] not in ("STRING_ASCII", "FLOAT32", "FLOAT64") for d in dims)
+    frags = json.load(open(os.path.join(edir, "fragments.json")))["fragments"]
+    if sch["array_type"] == "sparse":
+        # Cells per fragment and bands, in timestamp order.
+        k_all = 0
+        expect_total = 0
+        for wr in writes:
+            box = wr["sub"] or [tuple(d.get("domain", (0, 0))) for d in dims]
+            rows = box[0][1] - box[0][0] + 1
+            for k in range(wr["fragments"]):
+                f = frags[k_all]
+                k_all += 1
+                want = cells_of(wr["seed"], k, wr["cells"])
+                expect_total += want
+                if f["cell_num"] != want:
+                    bad.append(f"fragment {k_all - 1}: {f['cell_num']} cells, {want} asked")
+                if integer_dims:
+                    lo = box[0][0] + rows * k // wr["fragments"]
+                    hi = box[0][0] + rows * (k + 1) // wr["fragments"] - 1
+                    ned = f["non_empty_domain"]
+                    if not (lo <= ned[0][0] <= ned[0][1] <= hi and
+                            all(b[0] <= r[0] <= r[1] <= b[1] for b, r in zip(box[1:], ned[1:]))):
+                        bad.append(f"fragment {k_all - 1}: non-empty domain {ned} outside its band")
+        keys = list(zip(*[cols[d["name"]] for d in dims]))
+        if len(set(keys)) != n:
+            bad.append("duplicate coordinates")
+        if integer_dims and n != expect_total:
+            bad.append(f"TileDB reads {n} cells, {expect_total} written")
+        seeds = [wr["seed"] for wr in reversed(writes)]
+    else:
+        seeds = None
+        want_n = 1
+        for d in dims:
+            want_n *= d["domain"][1] - d["domain"][0] + 1
+        if n != want_n:
+            bad.append(f"TileDB reads {n} cells, the domain holds {want_n}")
+    for i in range(n):
+        coords = [cols[d["name"]][i] for d in dims]
+        got = [cols[a["name"]][i] for a in sch["attrs"]]
+        if seeds is None:  # dense: the latest write covering the cell
+            seed = next(wr["seed"] for wr in reversed(writes)
+                        if not wr["sub"] or all(lo <= c <= hi for c, (lo, hi) in zip(coords, wr["sub"])))
+            candidates = [seed]
+        else:
+            candidates = seeds
+        if not any(got == synth_values(sch, s, coords) for s in candidates):
+            bad.append(f"cell {coords}: TileDB {got}, model {synth_values(sch, candidates[0], coords)}")
+            if len(bad) > 5:
+                break
+    synth_cells += n
+    if bad:
+        failures += 1
+        print(f"FAIL {name}: " + "; ".join(bad[:5]))
+    else:
+        print(f"ok   {name}: {n} cells in {len(frags)} fragments read by TileDB equal the model")
+print(f"synthetic: {synth_cells} cells compared with the model")
 viewer = os.path.join(build, "bin", "tiledbfs-view")
 conf = os.path.join(here, "..", "..", "conformance", "conformance.py")
 if os.path.exists(viewer) and os.path.exists(conf):

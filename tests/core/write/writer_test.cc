@@ -711,5 +711,58 @@ TEST_F(MkarrayToolTest, SyntheticIsReproducible) {
   EXPECT_TRUE(fs::is_empty(dir_ / "small" / "__fragments"));
 }
 
+TEST_F(MkarrayToolTest, SyntheticFragmentsAndCountsFromTheCommandLine) {
+  Put("s.json", R"({"array_type":"sparse","capacity":10,"dims":[
+      {"name":"r","type":"INT64","domain":[0,99],"tile_extent":10},
+      {"name":"c","type":"INT64","domain":[0,9],"tile_extent":10}],
+      "attrs":[{"name":"a","type":"FLOAT64"}]})");
+  Put("d.json", R"({"array_type":"dense","dims":[
+      {"name":"r","type":"INT64","domain":[0,99],"tile_extent":10}],
+      "attrs":[{"name":"a","type":"FLOAT64"}]})");
+  const std::string arr = (dir_ / "s").string(), dense = (dir_ / "d").string();
+  std::string err;
+  ASSERT_EQ(Run("create " + arr + " --schema " + (dir_ / "s.json").string(), &err), 0) << err;
+  ASSERT_EQ(Run("create " + dense + " --schema " + (dir_ / "d.json").string(), &err), 0) << err;
+  ASSERT_EQ(Run("write " + arr + " --timestamp 50 --synthetic 4 --cells 5:9 --fragments 20", &err),
+            0)
+      << err;
+  EXPECT_EQ(Run("write " + arr + " --timestamp 90 --synthetic 4 --cells 0", &err), 1);
+  EXPECT_NE(err.find("--cells must be positive"), std::string::npos) << err;
+  EXPECT_EQ(Run("write " + arr + " --timestamp 90 --synthetic 4 --fragments 101", &err), 1);
+  EXPECT_NE(err.find("only 100 rows"), std::string::npos) << err;
+  EXPECT_EQ(Run("write " + arr + " --timestamp 90 --synthetic x", &err), 1);
+  EXPECT_NE(err.find("not a count"), std::string::npos) << err;
+  EXPECT_EQ(Run("write " + dense + " --timestamp 90 --synthetic 1 --cells 5", &err), 1);
+  EXPECT_NE(err.find("--cells is for sparse arrays"), std::string::npos) << err;
+  EXPECT_EQ(Run("write " + dense + " --timestamp 90 --synthetic 1 --subarray 5:200", &err), 1);
+  EXPECT_NE(err.find("outside the domain"), std::string::npos) << err;
+
+  auto storage = LocalStorage::Open(arr);
+  ASSERT_TRUE(storage.ok());
+  auto array = Array::Open(*storage, std::nullopt);
+  ASSERT_TRUE(array.ok());
+  auto view = (*array)->ViewAt(UINT64_MAX);
+  ASSERT_TRUE(view.ok());
+  ASSERT_EQ((*view)->fragments().size(), 20u);
+  uint64_t total = 0;
+  for (size_t k = 0; k < 20; ++k) {
+    const FragmentMetadata& f = *(*view)->fragments()[k];
+    EXPECT_EQ(f.name().t1, 50 + k);
+    const uint64_t cells = (f.footer().sparse_tile_num - 1) * 10 + f.footer().last_tile_cell_num;
+    EXPECT_GE(cells, 5u);
+    EXPECT_LE(cells, 9u);
+    // Fragment k is row band k: rows 5k..5k+4.
+    EXPECT_GE(As<int64_t>(f.footer().non_empty_domain[0].lo)[0], static_cast<int64_t>(5 * k));
+    EXPECT_LE(As<int64_t>(f.footer().non_empty_domain[0].hi)[0], static_cast<int64_t>(5 * k + 4));
+    total += cells;
+  }
+  EXPECT_EQ(*(*view)->CellCount(), total);
+  auto count = [](const fs::path& p) {
+    return std::distance(fs::directory_iterator(p), fs::directory_iterator());
+  };
+  EXPECT_EQ(count(dir_ / "s" / "__commits"), 20);
+  EXPECT_TRUE(fs::is_empty(dir_ / "d" / "__fragments"));
+}
+
 }  // namespace
 }  // namespace tiledbfs::core
