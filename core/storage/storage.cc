@@ -68,7 +68,7 @@ Result<std::string> LocalStorage::Resolve(const std::string& path) const {
   if (real != real_root_ &&
       !(real.size() > real_root_.size() && real.substr(0, real_root_.size()) == real_root_ &&
         real[real_root_.size()] == '/')) {
-    return Error::NotFound(fmt::format("{}: a link outside the array, not followed", path));
+    return Error::Io(fmt::format("{}: a link outside the array, not followed", path));
   }
   return full;
 }

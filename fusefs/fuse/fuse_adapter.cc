@@ -347,7 +347,13 @@ struct FuseOps {
         if (plus) {
           if (fuse_add_direntry_plus(req, nullptr, 0, name, nullptr, 0) > room) break;
           fuse_entry_param e{};
-          if (!FillStat(self, 0, entry.attr, &e.attr)) {
+          if (!entry.attr.sized) {
+            // No attributes to give without working the size out: the name
+            // alone (inode 0), the kernel looks the entry up when it needs
+            // more. `ls` and `find` never make the daemon render a file.
+            e.attr.st_mode = ModeOf(entry.attr.type);
+            e.attr.st_ino = self.inodes_.Peek(path);
+          } else if (!FillStat(self, 0, entry.attr, &e.attr)) {
             // Cannot be described: list it without attributes (the lookup
             // that follows reports EOVERFLOW).
             e.attr.st_mode = ModeOf(entry.attr.type);

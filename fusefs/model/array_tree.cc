@@ -170,24 +170,46 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
   // fragments/<name>/...: that fragment on its own.
   if (parts.size() >= used + 2 && parts[used] == "fragments") {
     const std::string& name = parts[used + 1];
-    std::shared_ptr<FragmentMetadata> frag;
-    for (const auto& f : scope->view->fragments()) {
-      if (f->name().name == name) frag = f;
+    // By name through a map built once per view: listing fragments/ stats
+    // every fragment, which must not cost O(fragments) each.
+    std::shared_ptr<const FragmentMap> by_name = fragment_maps_.Get(scope->key);
+    if (!by_name) {
+      auto m = std::make_shared<FragmentMap>();
+      for (const auto& f : scope->view->fragments()) (*m)[f->name().name] = f;
+      by_name = m;
+      fragment_maps_.Put(scope->key, by_name, 1);
     }
-    if (!frag) return Error::NotFound(fmt::format("fragments/{}: no such fragment", name));
-    core::ViewInputs in;
-    in.fragments = {frag};
-    in.filter_timestamps = false;
-    in.dedup = false;
-    in.encrypted = array->encrypted();
+    auto found = by_name->find(name);
+    if (found == by_name->end()) {
+      return Error::NotFound(fmt::format("fragments/{}: no such fragment", name));
+    }
+    const std::shared_ptr<FragmentMetadata>& frag = found->second;
     auto fscope = std::make_shared<Scope>(*scope);
     fscope->fragment = frag;
-    fscope->view = std::make_shared<const core::ArrayView>(frag->schema_ptr(), std::move(in),
-                                                           frag->name().t2, array->tile_cache());
+    fscope->key = fmt::format("a{}/g{}/f/{}/", id_, gen, frag->dir());
+    // Kept so that its cell index is built once, weighed by what a sparse
+    // index holds per cell (a reference and the coordinates).
+    fscope->view = caches_->fragment_views.Get(fscope->key);
+    if (!fscope->view) {
+      core::ViewInputs in;
+      in.fragments = {frag};
+      in.filter_timestamps = false;
+      in.dedup = false;
+      in.encrypted = array->encrypted();
+      fscope->view = std::make_shared<const core::ArrayView>(frag->schema_ptr(), std::move(in),
+                                                             frag->name().t2, array->tile_cache());
+      uint64_t per_cell = sizeof(core::CellRef);
+      for (const auto& d : frag->schema().dimensions) {
+        per_cell += d.var() ? 24 : core::DatatypeSize(d.type) * d.cell_val_num;
+      }
+      uint64_t cells = frag->schema().dense() ? 0 : frag->cell_num();
+      uint64_t weight =
+          cells > (UINT64_MAX - 4096) / per_cell ? UINT64_MAX : 4096 + cells * per_cell;
+      caches_->fragment_views.Put(fscope->key, fscope->view, weight);
+    }
     fscope->mtime_ms = static_cast<int64_t>(frag->name().t2);
     fscope->immutable = true;
     fscope->root = false;
-    fscope->key = fmt::format("a{}/g{}/f/{}/", id_, gen, frag->dir());
     scope = fscope;
     used += 2;
   } else if (used == 2) {
@@ -211,29 +233,7 @@ std::shared_ptr<const std::vector<core::Enumeration>> ArrayTree::Enumerations(
   return value;
 }
 
-Result<std::shared_ptr<const core::Column>> ArrayTree::Column(const Scope& scope,
-                                                              const std::string& name) {
-  std::string key = scope.key + "col/" + name;
-  if (auto c = caches_->columns.Get(key)) return c;
-  ASSIGN_OR_RETURN(core::Column c, scope.view->ReadField(name));
-  uint64_t bytes = c.data.size() + c.offsets.size() * 8 + c.validity.size();
-  auto ptr = std::make_shared<const core::Column>(std::move(c));
-  caches_->columns.Put(key, ptr, bytes);
-  return std::shared_ptr<const core::Column>(ptr);
-}
-
 namespace {
-
-const core::Enumeration* EnumerationFor(const core::ArraySchema& schema,
-                                        const std::vector<core::Enumeration>& enums,
-                                        const std::string& field) {
-  int a = schema.AttributeIndex(field);
-  if (a < 0 || !schema.attributes[a].enumeration_name) return nullptr;
-  for (const auto& e : enums) {
-    if (e.name == *schema.attributes[a].enumeration_name) return &e;
-  }
-  return nullptr;
-}
 
 std::vector<std::string> FieldNames(const core::ArraySchema& s, bool dims) {
   std::vector<std::string> out;
@@ -316,9 +316,9 @@ Result<NodeAttr> ArrayTree::Attr(const Scope& scope, const std::vector<std::stri
     return a;
   }
   a.type = NodeType::kFile;
-  ASSIGN_OR_RETURN(std::unique_ptr<OpenFile> field, FieldFile(scope, rest));
-  if (field) {
-    a.size = field->size();
+  ASSIGN_OR_RETURN(std::optional<CellFile> cell_file, CellFileOf(scope, rest));
+  if (cell_file) {
+    ASSIGN_OR_RETURN(a.size, CellFileSize(scope, *cell_file));
     return a;
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const std::string> content, Render(scope, rest));
@@ -326,95 +326,192 @@ Result<NodeAttr> ArrayTree::Attr(const Scope& scope, const std::vector<std::stri
   return a;
 }
 
+Result<std::optional<ArrayTree::CellFile>> ArrayTree::CellFileOf(
+    const Scope& scope, const std::vector<std::string>& rest) {
+  using Kind = CellFile::Kind;
+  CellFile f;
+  if (rest.size() == 1 && rest[0] == "data.csv") return std::optional<CellFile>(f);
+  if (rest.size() != 2 || (rest[0] != kAttributes && rest[0] != kDimensions)) {
+    return std::optional<CellFile>();
+  }
+  auto not_found = [&]() {
+    return Error::NotFound(fmt::format("{}/{}: no such file", rest[0], rest[1]));
+  };
+  std::string_view stem;
+  std::optional<ColumnFile> kind = ColumnFileFromName(rest[1], &stem);
+  if (!kind) return not_found();
+  const core::ArraySchema& schema = scope.view->schema();
+  f.section = rest[0];
+  f.field = UnescapeName(std::string(stem));
+  bool nullable = false;
+  if (rest[0] == kDimensions) {
+    int d = schema.DimensionIndex(f.field);
+    if (d < 0) return not_found();
+    f.type = schema.dimensions[d].type;
+    f.cell_val_num = schema.dimensions[d].cell_val_num;
+  } else {
+    int a = schema.AttributeIndex(f.field);
+    if (a < 0) return not_found();
+    f.type = schema.attributes[a].type;
+    f.cell_val_num = schema.attributes[a].cell_val_num;
+    nullable = schema.attributes[a].nullable;
+  }
+  auto files = ColumnFiles(f.type, f.cell_val_num, nullable);
+  if (std::find(files.begin(), files.end(), *kind) == files.end()) return not_found();
+  bool var = f.cell_val_num == core::kVarNum;
+  switch (*kind) {
+    case ColumnFile::kBin:
+      f.kind = var ? Kind::kVarData : Kind::kFixed;
+      break;
+    case ColumnFile::kOffsets:
+      f.kind = Kind::kVarOffsets;
+      break;
+    case ColumnFile::kValidity:
+      f.kind = Kind::kValidity;
+      break;
+    case ColumnFile::kNpy:
+      f.kind = Kind::kNpy;
+      break;
+    case ColumnFile::kTxt:
+      f.kind = Kind::kTxt;
+      break;
+  }
+  return std::optional<CellFile>(f);
+}
+
+std::string ArrayTree::CellFile::LayoutKey() const {
+  return kind == Kind::kDataCsv
+             ? std::string("layout/data.csv")
+             : fmt::format("layout/{}/{}/{}", section, static_cast<int>(kind), EscapeName(field));
+}
+
 namespace {
 
-// attributes/<a>.bin|.npy of a fixed-size field: an optional header, then
-// the field's cells, each read through ArrayView::ReadFieldRange.
-class FieldRangeFile final : public OpenFile {
- public:
-  FieldRangeFile(std::shared_ptr<const core::ArrayView> view, std::string field, std::string header,
-                 uint64_t cells, uint64_t cell_size)
-      : view_(std::move(view)),
-        field_(std::move(field)),
-        header_(std::move(header)),
-        cells_(cells),
-        cell_size_(cell_size) {}
+Result<std::string> NpyHeader(const core::ArrayView& view, core::Datatype type, uint32_t cvn) {
+  ASSIGN_OR_RETURN(std::vector<uint64_t> shape, view.Shape());
+  ASSIGN_OR_RETURN(NpyFile npy, MakeNpyFile(type, cvn, shape));
+  return std::move(npy.header);
+}
 
-  uint64_t size() const override { return header_.size() + cells_ * cell_size_; }
+std::vector<std::string> CsvFields(const core::ArraySchema& schema) {
+  std::vector<std::string> fields = FieldNames(schema, true);
+  for (auto& a : FieldNames(schema, false)) fields.push_back(std::move(a));
+  return fields;
+}
 
-  Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
-    uint64_t end = std::min<uint64_t>(size(), offset + out.size());
-    if (offset >= end) return size_t{0};
-    size_t done = 0;
-    if (offset < header_.size()) {
-      size_t n = std::min<uint64_t>(header_.size() - offset, end - offset);
-      std::memcpy(out.data(), header_.data() + offset, n);
-      done += n;
-      offset += n;
-    }
-    if (offset < end) {
-      uint64_t data_from = offset - header_.size(), data_to = end - header_.size();
-      uint64_t first = data_from / cell_size_;
-      uint64_t last = (data_to + cell_size_ - 1) / cell_size_;
-      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, last - first));
-      uint64_t skip = data_from - first * cell_size_;
-      uint64_t n = data_to - data_from;
-      if (skip + n > c.data.size()) {
-        return Error::Corrupt(
-            fmt::format("{}: {} bytes decoded for {} wanted", field_, c.data.size(), skip + n));
-      }
-      std::memcpy(out.data() + done, c.data.data() + skip, n);
-      done += n;
-    }
-    return done;
-  }
-
- private:
-  std::shared_ptr<const core::ArrayView> view_;
-  std::string field_;
-  std::string header_;
-  uint64_t cells_;
-  uint64_t cell_size_;
-};
+std::shared_ptr<const CellRenderer> RendererFor(const ArrayTree::Scope& scope,
+                                                const std::string& field, bool csv, bool var_data) {
+  if (csv) return MakeCsvRenderer(scope.view, CsvFields(scope.view->schema()), scope.enums);
+  if (var_data) return MakeVarDataRenderer(scope.view, field);
+  return MakeCsvRenderer(scope.view, {field}, scope.enums);
+}
 
 }  // namespace
 
-Result<std::unique_ptr<OpenFile>> ArrayTree::FieldFile(const Scope& scope,
-                                                       const std::vector<std::string>& rest) {
-  if (rest.size() != 2 || (rest[0] != kAttributes && rest[0] != kDimensions)) {
-    return std::unique_ptr<OpenFile>();
+Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope,
+                                                              const CellFile& f) {
+  using Kind = CellFile::Kind;
+  std::string key = scope.key + f.LayoutKey();
+  if (auto hit = caches_->layouts.Get(key)) return hit;
+  if (f.kind != Kind::kVarData && f.kind != Kind::kTxt && f.kind != Kind::kDataCsv) {
+    return Error::InvalidArgument(fmt::format("{}: no layout pass for this file", key));
   }
-  std::string_view stem;
-  std::optional<ColumnFile> kind = ColumnFileFromName(rest[1], &stem);
-  if (!kind || (*kind != ColumnFile::kBin && *kind != ColumnFile::kNpy)) {
-    return std::unique_ptr<OpenFile>();
+  // One pass per file at a time: callers that ask for a layout being
+  // computed wait for it (a stat and an open racing, two readers).
+  std::shared_ptr<PendingLayout> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = pending_layouts_[key];
+    if (!slot) slot = std::make_shared<PendingLayout>();
+    pending = slot;
   }
-  const core::ArraySchema& schema = scope.view->schema();
-  std::string name = UnescapeName(std::string(stem));
-  core::Datatype type;
-  uint32_t cvn;
-  if (rest[0] == kDimensions) {
-    int d = schema.DimensionIndex(name);
-    if (d < 0) return std::unique_ptr<OpenFile>();
-    type = schema.dimensions[d].type;
-    cvn = schema.dimensions[d].cell_val_num;
-  } else {
-    int a = schema.AttributeIndex(name);
-    if (a < 0) return std::unique_ptr<OpenFile>();
-    type = schema.attributes[a].type;
-    cvn = schema.attributes[a].cell_val_num;
+  std::lock_guard<std::mutex> pass_lock(pending->mu);
+  if (pending->layout) return pending->layout;
+  auto computed = [&]() -> Result<std::shared_ptr<const StreamLayout>> {
+    if (auto hit = caches_->layouts.Get(key)) return hit;
+    ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
+    uint64_t piece = options_.piece_cells != 0 ? options_.piece_cells : DefaultPieceCells(cells);
+    bool csv = f.kind == Kind::kDataCsv;
+    std::string header = csv ? CsvHeaderLine(CsvFields(scope.view->schema())) : "";
+    auto renderer = RendererFor(scope, f.field, csv, f.kind == Kind::kVarData);
+    ++layout_passes_;
+    ASSIGN_OR_RETURN(StreamLayout layout,
+                     ComputeStreamLayout(*renderer, std::move(header), "", cells, piece,
+                                         options_.layout_batch_cells));
+    auto ptr = std::make_shared<const StreamLayout>(std::move(layout));
+    caches_->layouts.Put(key, ptr, ptr->footprint());
+    return std::shared_ptr<const StreamLayout>(ptr);
+  }();
+  if (computed.ok()) pending->layout = *computed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_layouts_.find(key);
+    if (it != pending_layouts_.end() && it->second == pending) pending_layouts_.erase(it);
   }
-  if (cvn == core::kVarNum || cvn == 0) return std::unique_ptr<OpenFile>();
-  uint64_t cell_size = core::DatatypeSize(type) * cvn;
-  ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
-  std::string header;
-  if (*kind == ColumnFile::kNpy) {
-    ASSIGN_OR_RETURN(std::vector<uint64_t> shape, scope.view->Shape());
-    ASSIGN_OR_RETURN(NpyFile npy, MakeNpyFile(type, cvn, shape));
-    header = std::move(npy.header);
+  return computed;
+}
+
+Result<uint64_t> ArrayTree::CellFileSize(const Scope& scope, const CellFile& f) {
+  using Kind = CellFile::Kind;
+  switch (f.kind) {
+    case Kind::kFixed: {
+      ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
+      return cells * f.cell_size();
+    }
+    case Kind::kNpy: {
+      ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
+      ASSIGN_OR_RETURN(std::string header, NpyHeader(*scope.view, f.type, f.cell_val_num));
+      return header.size() + cells * f.cell_size();
+    }
+    case Kind::kValidity:
+      return scope.view->CellCount();
+    case Kind::kVarOffsets: {
+      ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
+      return (cells + 1) * 8;
+    }
+    case Kind::kVarData:
+    case Kind::kTxt:
+    case Kind::kDataCsv: {
+      ASSIGN_OR_RETURN(std::shared_ptr<const StreamLayout> layout, Layout(scope, f));
+      return layout->size();
+    }
   }
-  return std::unique_ptr<OpenFile>(
-      new FieldRangeFile(scope.view, name, std::move(header), cells, cell_size));
+  return Error::InvalidArgument("unknown cell file");
+}
+
+Result<std::unique_ptr<OpenFile>> ArrayTree::OpenCellFile(const Scope& scope, const CellFile& f) {
+  using Kind = CellFile::Kind;
+  switch (f.kind) {
+    case Kind::kFixed:
+    case Kind::kNpy:
+    case Kind::kValidity: {
+      ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
+      std::string header;
+      if (f.kind == Kind::kNpy) {
+        ASSIGN_OR_RETURN(header, NpyHeader(*scope.view, f.type, f.cell_val_num));
+      }
+      bool validity = f.kind == Kind::kValidity;
+      return MakeFieldRangeFile(scope.view, f.field,
+                                validity ? FieldPart::kValidity : FieldPart::kData,
+                                std::move(header), cells, validity ? 1 : f.cell_size());
+    }
+    case Kind::kVarOffsets: {
+      CellFile data = f;
+      data.kind = Kind::kVarData;
+      ASSIGN_OR_RETURN(std::shared_ptr<const StreamLayout> data_layout, Layout(scope, data));
+      auto layout = std::make_shared<const StreamLayout>(VarOffsetsLayout(*data_layout));
+      return MakeStreamedFile(layout, MakeVarOffsetsRenderer(scope.view, f.field, data_layout));
+    }
+    case Kind::kVarData:
+    case Kind::kTxt:
+    case Kind::kDataCsv: {
+      ASSIGN_OR_RETURN(std::shared_ptr<const StreamLayout> layout, Layout(scope, f));
+      auto renderer =
+          RendererFor(scope, f.field, f.kind == Kind::kDataCsv, f.kind == Kind::kVarData);
+      return MakeStreamedFile(layout, std::move(renderer));
+    }
+  }
+  return Error::InvalidArgument("unknown cell file");
 }
 
 Result<std::shared_ptr<const std::string>> ArrayTree::Render(const Scope& scope,
@@ -427,59 +524,7 @@ Result<std::shared_ptr<const std::string>> ArrayTree::Render(const Scope& scope,
   std::string out;
   auto not_found = [&]() { return Error::NotFound(fmt::format("{}: no such file", path)); };
 
-  if (rest.size() == 2 && (rest[0] == kAttributes || rest[0] == kDimensions)) {
-    std::string stem_view;
-    std::string_view stem;
-    std::optional<ColumnFile> kind = ColumnFileFromName(rest[1], &stem);
-    if (!kind) return not_found();
-    std::string name = UnescapeName(std::string(stem));
-    bool dims = rest[0] == kDimensions;
-    if ((dims ? schema.DimensionIndex(name) : schema.AttributeIndex(name)) < 0) return not_found();
-    ASSIGN_OR_RETURN(std::shared_ptr<const core::Column> col, Column(scope, name));
-    auto files = ColumnFiles(*col);
-    if (std::find(files.begin(), files.end(), *kind) == files.end()) return not_found();
-    switch (*kind) {
-      case ColumnFile::kBin:
-        out.assign(col->data.begin(), col->data.end());
-        break;
-      case ColumnFile::kOffsets:
-        out.resize(col->offsets.size() * 8);
-        if (!col->offsets.empty()) std::memcpy(out.data(), col->offsets.data(), out.size());
-        break;
-      case ColumnFile::kValidity:
-        out.assign(col->validity.begin(), col->validity.end());
-        break;
-      case ColumnFile::kNpy: {
-        ASSIGN_OR_RETURN(std::vector<uint64_t> shape, view.Shape());
-        ASSIGN_OR_RETURN(NpyFile npy, MakeNpyFile(col->type, col->cell_val_num, shape));
-        out = npy.header;
-        out.append(col->data.begin(), col->data.end());
-        break;
-      }
-      case ColumnFile::kTxt: {
-        const core::Enumeration* e = dims ? nullptr : EnumerationFor(schema, *scope.enums, name);
-        ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make({CsvColumn{col.get(), e}}, false));
-        table.AppendRows(out, 0, table.row_count());
-        break;
-      }
-    }
-  } else if (rest.size() == 1 && rest[0] == "data.csv") {
-    std::vector<std::shared_ptr<const core::Column>> cols;
-    std::vector<CsvColumn> cc;
-    for (const auto& d : schema.dimensions) {
-      ASSIGN_OR_RETURN(auto c, Column(scope, d.name));
-      cols.push_back(c);
-    }
-    for (const auto& a : schema.attributes) {
-      ASSIGN_OR_RETURN(auto c, Column(scope, a.name));
-      cols.push_back(c);
-    }
-    for (const auto& c : cols)
-      cc.push_back({c.get(), EnumerationFor(schema, *scope.enums, c->name)});
-    ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make(std::move(cc), true));
-    table.AppendHeader(out);
-    table.AppendRows(out, 0, table.row_count());
-  } else if (rest.size() == 1 && rest[0] == "schema.json" && !IsFragmentScope(scope)) {
+  if (rest.size() == 1 && rest[0] == "schema.json" && !IsFragmentScope(scope)) {
     out = core::SchemaToJson(schema, scope.enums.get());
   } else if (rest.size() == 1 && rest[0] == "schema.txt" && !IsFragmentScope(scope)) {
     out = core::SchemaToText(schema, scope.enums.get());
@@ -541,10 +586,24 @@ Result<std::vector<DirEntryAttr>> ArrayTree::List(const std::string& path) {
     return Error::InvalidArgument(fmt::format("{}: not a directory", path));
   }
   ASSIGN_OR_RETURN(std::vector<std::string> names, Names(*scope, rest));
+  // Children of fragments/ and history/ are folders, and so are the named
+  // folders of a view's top; everything else listed is a file, whose size is
+  // left for GetAttr: a listing never renders or decodes, and one damaged
+  // file does not make its folder unlistable.
+  const bool folders_only = rest.size() == 1 && (rest[0] == "fragments" || rest[0] == "history");
   std::vector<DirEntryAttr> out;
   for (const auto& n : names) {
     std::string child = path.empty() ? n : path + "/" + n;
-    ASSIGN_OR_RETURN(NodeAttr a, GetAttr(child));
+    if (folders_only || (rest.empty() && IsDirName(n))) {
+      ASSIGN_OR_RETURN(NodeAttr a, GetAttr(child));
+      out.push_back({n, a});
+      continue;
+    }
+    NodeAttr a;
+    a.type = NodeType::kFile;
+    a.mtime_ms = scope->mtime_ms;
+    a.immutable = scope->immutable;
+    a.sized = false;
     out.push_back({n, a});
   }
   return out;
@@ -555,8 +614,8 @@ Result<std::unique_ptr<OpenFile>> ArrayTree::Open(const std::string& path) {
   ASSIGN_OR_RETURN(NodeAttr a, Attr(*resolved.first, resolved.second));
   if (a.type != NodeType::kFile)
     return Error::InvalidArgument(fmt::format("{}: is a directory", path));
-  ASSIGN_OR_RETURN(std::unique_ptr<OpenFile> field, FieldFile(*resolved.first, resolved.second));
-  if (field) return field;
+  ASSIGN_OR_RETURN(std::optional<CellFile> cell_file, CellFileOf(*resolved.first, resolved.second));
+  if (cell_file) return OpenCellFile(*resolved.first, *cell_file);
   ASSIGN_OR_RETURN(auto content, Render(*resolved.first, resolved.second));
   return std::unique_ptr<OpenFile>(new StringFile(content));
 }

@@ -2,29 +2,37 @@
 // or pinned), history/<instant>/ views, fragments/<name>/ on their own.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/array/array.h"
 #include "core/array/array_view.h"
 #include "fusefs/model/render_cache.h"
+#include "fusefs/model/streamed_file.h"
 #include "fusefs/model/tree.h"
 
 namespace tiledbfs::fusefs {
 
 // The byte budget of a mount (-o cache_size), shared by every array of it:
-// half for decoded tiles, a quarter each for rendered files and columns.
+// half for decoded tiles, a quarter for small documents rendered whole, 1/16
+// for the layouts of streamed files (streamed_file.h; an open streamed file
+// also holds up to two rendered pieces of its own), 1/8 for the views of
+// single fragments (fragments/<name>/) with their cell indexes.
 struct TreeCaches {
   explicit TreeCaches(uint64_t budget)
       : tiles(std::make_shared<core::TileCache>(budget / 2)),
         files(budget / 4),
-        columns(budget / 4) {}
+        layouts(budget / 16),
+        fragment_views(budget / 8) {}
   std::shared_ptr<core::TileCache> tiles;
   LruCache<std::string> files;
-  LruCache<core::Column> columns;
+  LruCache<StreamLayout> layouts;
+  LruCache<core::ArrayView> fragment_views;
 };
 
 class ArrayTree final : public Tree {
@@ -41,6 +49,10 @@ class ArrayTree final : public Tree {
 
   struct Scope;  // a view and where in the namespace it is shown
 
+  // How many layout passes (streamed_file.h) this tree has run: what
+  // listings and lookups must not cost (tests).
+  uint64_t layout_passes() const { return layout_passes_.load(); }
+
  private:
   ArrayTree() = default;
 
@@ -53,15 +65,36 @@ class ArrayTree final : public Tree {
   // Enumerations of a schema, loaded once per schema.
   std::shared_ptr<const std::vector<core::Enumeration>> Enumerations(
       const core::Array& array, const core::ArraySchema& schema);
+  // A small document (schema, metadata, log, fragment facts, tiles.csv)
+  // rendered whole and cached.
   Result<std::shared_ptr<const std::string>> Render(const Scope& scope,
                                                     const std::vector<std::string>& rest);
-  // A fixed-size field's .bin or .npy, read on demand tile by tile: its
-  // size comes from the cell count, not from decoding. nullptr for other files.
-  Result<std::unique_ptr<OpenFile>> FieldFile(const Scope& scope,
-                                              const std::vector<std::string>& rest);
+  // A file whose bytes grow with the view's cells: streamed (streamed_file.h),
+  // never materialised whole.
+  struct CellFile {
+    enum class Kind { kFixed, kNpy, kValidity, kVarData, kVarOffsets, kTxt, kDataCsv };
+    Kind kind = Kind::kDataCsv;
+    std::string section;  // "attributes" or "dimensions"; empty for data.csv
+    std::string field;    // empty for data.csv
+    core::Datatype type = core::Datatype::kInt32;
+    uint32_t cell_val_num = 1;
+
+    uint64_t cell_size() const { return core::DatatypeSize(type) * cell_val_num; }
+    // Names the file's layout in the caches, with the view's key before it.
+    std::string LayoutKey() const;
+  };
+
+  // Which cell file `rest` names: nullopt for other files, kNotFound for a
+  // field file the field does not have.
+  Result<std::optional<CellFile>> CellFileOf(const Scope& scope,
+                                             const std::vector<std::string>& rest);
+  // Its size: from the cell count for fixed-stride files, else from its
+  // layout (computed once, then cached).
+  Result<uint64_t> CellFileSize(const Scope& scope, const CellFile& f);
+  Result<std::unique_ptr<OpenFile>> OpenCellFile(const Scope& scope, const CellFile& f);
+  Result<std::shared_ptr<const StreamLayout>> Layout(const Scope& scope, const CellFile& f);
   Result<std::vector<std::string>> Names(const Scope& scope, const std::vector<std::string>& rest);
   Result<NodeAttr> Attr(const Scope& scope, const std::vector<std::string>& rest);
-  Result<std::shared_ptr<const core::Column>> Column(const Scope& scope, const std::string& name);
 
   std::shared_ptr<const core::Storage> storage_;
   TreeOptions options_;
@@ -71,6 +104,17 @@ class ArrayTree final : public Tree {
   uint64_t id_ = 0;          // unique per tree: caches are shared by a group's members
   uint64_t generation_ = 0;  // bumps at each reopen: part of cache keys
   std::map<std::string, std::shared_ptr<const std::vector<core::Enumeration>>> enums_;
+  // fragments/<name>: per view (key), its fragments by name (counted in
+  // entries, not bytes).
+  using FragmentMap = std::map<std::string, std::shared_ptr<core::FragmentMetadata>>;
+  LruCache<FragmentMap> fragment_maps_{64};
+  std::atomic<uint64_t> layout_passes_{0};
+  // Layout passes under way, by cache key (under mu_).
+  struct PendingLayout {
+    std::mutex mu;  // held for the pass
+    std::shared_ptr<const StreamLayout> layout;
+  };
+  std::map<std::string, std::shared_ptr<PendingLayout>> pending_layouts_;
 };
 
 // Splits "a/b/c" into parts (empty path: none).

@@ -27,6 +27,9 @@ struct NodeAttr {
   uint64_t size = 0;       // files: exactly the bytes a full read returns
   int64_t mtime_ms = 0;    // the view's instant (a fragment: its end timestamp)
   bool immutable = false;  // history views and pinned timestamps: never change
+  // False in a listing for a file whose size was not worked out (it may need
+  // rendering or decoding): `size` is meaningless, GetAttr gives it.
+  bool sized = true;
 };
 
 struct DirEntryAttr {
@@ -48,6 +51,11 @@ struct TreeOptions {
   std::optional<int64_t> timestamp_ms;     // pin the root view (-o timestamp=T)
   std::optional<core::EncryptionKey> key;  // -o key_file=PATH
   uint64_t cache_bytes = uint64_t{256} << 20;
+  // Streamed files (streamed_file.h): cells per piece (0: DefaultPieceCells)
+  // and per batch of the layout pass. Tests make them small so that small
+  // arrays make many pieces and batches.
+  uint64_t piece_cells = 0;
+  uint64_t layout_batch_cells = 65536;
 };
 
 class Tree {

@@ -3,7 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstring>
 
+#include "fusefs/render/number_text.h"
 #include "fusefs/render/value_text.h"
 
 namespace tiledbfs::fusefs {
@@ -61,31 +66,267 @@ void CsvTable::AppendHeader(std::string& out) const {
   out += '\n';
 }
 
-void CsvTable::AppendRows(std::string& out, uint64_t first, uint64_t last) const {
+namespace {
+
+// How a column's cells are written (CsvTable::kinds_).
+enum Kind : uint8_t {
+  kGeneric,  // AppendCellText into a scratch string, then quoted if needed
+  kInt8,
+  kUInt8,
+  kInt16,
+  kUInt16,
+  kInt32,
+  kUInt32,
+  kInt64,  // also TIME_*
+  kUInt64,
+  kFloat32,
+  kFloat64,
+  kBool,
+  kRawText,  // CHAR, STRING_ASCII, STRING_UTF8: the bytes, trailing NULs dropped
+};
+
+Kind KindOf(const core::Column& c, const core::Enumeration* e) {
+  using core::Datatype;
+  if (e != nullptr && core::IsInteger(c.type)) return kGeneric;  // labels
+  bool raw_text = c.type == Datatype::kChar || c.type == Datatype::kStringAscii ||
+                  c.type == Datatype::kStringUtf8;
+  if (raw_text) return kRawText;
+  if (c.var() || c.cell_val_num != 1) return kGeneric;
+  switch (c.type) {
+    case Datatype::kInt8:
+      return kInt8;
+    case Datatype::kUInt8:
+      return kUInt8;
+    case Datatype::kInt16:
+      return kInt16;
+    case Datatype::kUInt16:
+      return kUInt16;
+    case Datatype::kInt32:
+      return kInt32;
+    case Datatype::kUInt32:
+      return kUInt32;
+    case Datatype::kInt64:
+      return kInt64;
+    case Datatype::kUInt64:
+      return kUInt64;
+    case Datatype::kFloat32:
+      return kFloat32;
+    case Datatype::kFloat64:
+      return kFloat64;
+    case Datatype::kBool:
+      return kBool;
+    default:
+      return core::IsTime(c.type) ? kInt64 : kGeneric;
+  }
+}
+
+// Writes into `out` through a raw pointer: `out` is grown in large steps
+// (its tail past pos_ is scratch space) and cut to what was written when
+// the sink goes.
+class Sink {
+ public:
+  explicit Sink(std::string& out) : out_(out), pos_(out.size()) {}
+  ~Sink() { out_.resize(pos_); }
+
+  void Char(char c) { *Reserve(1) = c, ++pos_; }
+  void Literal(std::string_view s) {
+    std::memcpy(Reserve(s.size()), s.data(), s.size());
+    pos_ += s.size();
+  }
+  template <class T>
+  void Integer(T v) {
+    Commit(WriteInteger(Reserve(kMaxNumberText), v));
+  }
+  template <class F>
+  void Float(F v) {
+    Commit(WriteShortest(Reserve(kMaxNumberText), v));
+  }
+  // A CSV field: quoted if `quote`, quotes doubled.
+  void Text(const char* text, size_t n, bool quote) {
+    char* p = Reserve(2 * n + 2);
+    if (!quote) {
+      std::memcpy(p, text, n);
+      Commit(p + n);
+      return;
+    }
+    *p++ = '"';
+    for (size_t k = 0; k < n; ++k) {
+      if (text[k] == '"') *p++ = '"';
+      *p++ = text[k];
+    }
+    *p++ = '"';
+    Commit(p);
+  }
+
+ private:
+  char* Reserve(size_t n) {
+    if (out_.size() - pos_ < n) Grow(pos_ + n);
+    return out_.data() + pos_;
+  }
+  void Commit(char* end) { pos_ = static_cast<size_t>(end - out_.data()); }
+  // Uses the capacity there is before reallocating (a caller that reserved
+  // the size it expects gets no reallocation), then doubles.
+  void Grow(size_t need) {
+    size_t cap = out_.capacity();
+    out_.resize(need <= cap ? cap : std::max({need, 2 * cap, size_t{65536}}));
+  }
+
+  std::string& out_;
+  size_t pos_;
+};
+
+// Counts the bytes a Sink would write.
+class Counter {
+ public:
+  uint64_t bytes = 0;
+  void Char(char) { ++bytes; }
+  void Literal(std::string_view s) { bytes += s.size(); }
+  template <class T>
+  void Integer(T v) {
+    bytes += MeasureInteger(v);
+  }
+  template <class F>
+  void Float(F v) {
+    bytes += MeasureShortest(v);
+  }
+  void Text(const char* text, size_t n, bool quote) {
+    bytes += n;
+    if (quote) bytes += 2 + static_cast<uint64_t>(std::count(text, text + n, '"'));
+  }
+};
+
+// The bytes that make a field quoted: , " CR LF.
+constexpr std::array<bool, 256> MakeSpecial() {
+  std::array<bool, 256> t{};
+  t[static_cast<uint8_t>(',')] = t[static_cast<uint8_t>('"')] = true;
+  t[static_cast<uint8_t>('\r')] = t[static_cast<uint8_t>('\n')] = true;
+  return t;
+}
+constexpr std::array<bool, 256> kSpecial = MakeSpecial();
+
+// A field is quoted when empty or holding , " CR or LF.
+bool NeedsQuotes(const char* text, size_t n) {
+  if (n == 0) return true;
+  for (size_t k = 0; k < n; ++k) {
+    if (kSpecial[static_cast<uint8_t>(text[k])]) return true;
+  }
+  return false;
+}
+
+template <class T, class Out>
+void EmitInt(Out& out, const uint8_t* v) {
+  T x;
+  std::memcpy(&x, v, sizeof(T));
+  out.Integer(x);
+}
+
+template <class F, class Out>
+void EmitFloat(Out& out, const uint8_t* v) {
+  F x;
+  std::memcpy(&x, v, sizeof(F));
+  if (std::isfinite(x)) return out.Float(x);
+  // The sign of a NaN means nothing to a reader (value_text.h).
+  out.Literal(std::isnan(x) ? "nan" : x < 0 ? "-inf" : "inf");
+}
+
+}  // namespace
+
+CsvTable::CsvTable(std::vector<CsvColumn> columns, bool header, uint64_t rows)
+    : columns_(std::move(columns)), header_(header), rows_(rows) {
+  for (const auto& c : columns_) kinds_.push_back(KindOf(*c.column, c.enumeration));
+}
+
+// One walk over the cells for writing (Sink) and measuring (Counter), so
+// that the two cannot disagree on anything but the number functions.
+template <class Out>
+void CsvTable::Emit(Out& out, uint64_t first, uint64_t last) const {
   last = std::min(last, rows_);
   std::string scratch;
+  const size_t nc = columns_.size();
+  std::vector<uint64_t> sizes(nc);  // cell sizes of fixed columns (0: var)
+  for (size_t k = 0; k < nc; ++k) sizes[k] = columns_[k].column->cell_size();
   for (uint64_t i = first; i < last; ++i) {
-    for (size_t k = 0; k < columns_.size(); ++k) {
-      if (k > 0) out += ',';
-      AppendCsvCell(out, *columns_[k].column, i, columns_[k].enumeration, scratch);
+    for (size_t k = 0; k < nc; ++k) {
+      if (k > 0) out.Char(',');
+      const core::Column& c = *columns_[k].column;
+      if (c.nullable && c.validity[i] == 0) continue;
+      const uint8_t* fixed = c.data.data() + i * sizes[k];  // fixed columns only
+      switch (kinds_[k]) {
+        case kInt8:
+          EmitInt<int8_t>(out, fixed);
+          break;
+        case kUInt8:
+          EmitInt<uint8_t>(out, fixed);
+          break;
+        case kInt16:
+          EmitInt<int16_t>(out, fixed);
+          break;
+        case kUInt16:
+          EmitInt<uint16_t>(out, fixed);
+          break;
+        case kInt32:
+          EmitInt<int32_t>(out, fixed);
+          break;
+        case kUInt32:
+          EmitInt<uint32_t>(out, fixed);
+          break;
+        case kInt64:
+          EmitInt<int64_t>(out, fixed);
+          break;
+        case kUInt64:
+          EmitInt<uint64_t>(out, fixed);
+          break;
+        case kFloat32:
+          EmitFloat<float>(out, fixed);
+          break;
+        case kFloat64:
+          EmitFloat<double>(out, fixed);
+          break;
+        case kBool:
+          out.Literal(fixed[0] != 0 ? "true" : "false");
+          break;
+        case kRawText: {
+          core::Bytes cell = c.cell(i);
+          size_t n = cell.size();
+          while (n > 0 && cell[n - 1] == 0) --n;
+          const char* text = reinterpret_cast<const char*>(cell.data());
+          out.Text(text, n, NeedsQuotes(text, n));
+          break;
+        }
+        default:
+          scratch.clear();
+          AppendCellText(scratch, c, i, columns_[k].enumeration);
+          out.Text(scratch.data(), scratch.size(), NeedsQuotes(scratch.data(), scratch.size()));
+          break;
+      }
     }
-    out += '\n';
+    out.Char('\n');
   }
+}
+
+void CsvTable::AppendRows(std::string& out, uint64_t first, uint64_t last) const {
+  if (first >= std::min(last, rows_)) return;
+  Sink sink(out);
+  Emit(sink, first, last);
+}
+
+uint64_t CsvTable::MeasureRows(uint64_t first, uint64_t last) const {
+  Counter counter;
+  Emit(counter, first, last);
+  return counter.bytes;
 }
 
 CsvLayout ComputeCsvLayout(const CsvTable& table, uint64_t rows_per_checkpoint) {
   CsvLayout layout;
   layout.rows_per_checkpoint = std::max<uint64_t>(rows_per_checkpoint, 1);
-  std::string buf;
-  table.AppendHeader(buf);
-  layout.header_size = buf.size();
-  uint64_t at = buf.size();
+  std::string header;
+  table.AppendHeader(header);
+  layout.header_size = header.size();
+  uint64_t at = header.size();
   uint64_t n = table.row_count();
   for (uint64_t first = 0; first < n; first += layout.rows_per_checkpoint) {
     layout.checkpoints.push_back(at);
-    buf.clear();
-    table.AppendRows(buf, first, first + std::min(layout.rows_per_checkpoint, n - first));
-    at += buf.size();
+    at += table.MeasureRows(first, first + std::min(layout.rows_per_checkpoint, n - first));
   }
   layout.checkpoints.push_back(at);
   layout.total_size = at;

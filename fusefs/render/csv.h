@@ -57,13 +57,20 @@ class CsvTable {
   // table without header.
   void AppendHeader(std::string& out) const;
   // Appends rows [first, last), each ending with LF. last is clamped to
-  // row_count().
+  // row_count(). Common cells (integers, floats, plain text without an
+  // enumeration) are written straight into `out`, with no allocation per
+  // cell; others go through AppendCellText.
   void AppendRows(std::string& out, uint64_t first, uint64_t last) const;
+  // The number of bytes AppendRows(out, first, last) appends, counted
+  // without writing the common cells.
+  uint64_t MeasureRows(uint64_t first, uint64_t last) const;
 
  private:
-  CsvTable(std::vector<CsvColumn> columns, bool header, uint64_t rows)
-      : columns_(std::move(columns)), header_(header), rows_(rows) {}
+  template <class Out>
+  void Emit(Out& out, uint64_t first, uint64_t last) const;
+  CsvTable(std::vector<CsvColumn> columns, bool header, uint64_t rows);
   std::vector<CsvColumn> columns_;
+  std::vector<uint8_t> kinds_;  // per column: how its cells are written (csv.cc)
   bool header_;
   uint64_t rows_;
 };

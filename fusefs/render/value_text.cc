@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/util/text.h"
+#include "fusefs/render/number_text.h"
 
 namespace tiledbfs::fusefs {
 namespace {
@@ -25,9 +26,8 @@ T Load(Bytes b) {
 
 template <class T>
 void AppendInt(std::string& out, T v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  out.append(buf, r.ptr);
+  char buf[kMaxNumberText];
+  out.append(buf, WriteInteger(buf, v));
 }
 
 template <class F>
@@ -40,9 +40,8 @@ void AppendShortest(std::string& out, F v) {
     out += v < 0 ? "-inf" : "inf";
     return;
   }
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  out.append(buf, r.ptr);
+  char buf[kMaxNumberText];
+  out.append(buf, WriteShortest(buf, v));
 }
 
 constexpr uint32_t kReplacement = 0xFFFD;

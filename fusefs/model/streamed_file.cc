@@ -1,0 +1,396 @@
+#include "fusefs/model/streamed_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "fusefs/render/csv.h"
+
+namespace tiledbfs::fusefs {
+
+using core::Error;
+
+core::Status CellRenderer::Measure(uint64_t first, uint64_t count, uint64_t piece,
+                                   std::vector<uint64_t>& sizes) const {
+  std::string buf;
+  for (uint64_t at = first; at < first + count; at += piece) {
+    buf.clear();
+    TRY(Render(at, std::min(piece, first + count - at), buf));
+    sizes.push_back(buf.size());
+  }
+  return core::Ok();
+}
+
+uint64_t DefaultPieceCells(uint64_t cells) {
+  constexpr uint64_t kMin = 4096, kMaxPieces = 65536;
+  return std::max(kMin, (cells + kMaxPieces - 1) / kMaxPieces);
+}
+
+core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std::string header,
+                                               std::string trailer, uint64_t cells,
+                                               uint64_t piece_cells, uint64_t batch_cells) {
+  StreamLayout layout;
+  layout.header = std::move(header);
+  layout.trailer = std::move(trailer);
+  layout.cells = cells;
+  layout.piece_cells = std::max<uint64_t>(piece_cells, 1);
+  const uint64_t piece = layout.piece_cells;
+  const uint64_t pieces = cells / piece + (cells % piece != 0 ? 1 : 0);
+  uint64_t batch = std::max(batch_cells, piece);
+  batch = (batch / piece) * piece;
+  layout.starts.reserve(pieces + 1);
+  uint64_t at = layout.header.size();
+  layout.starts.push_back(at);
+  std::vector<uint64_t> sizes;
+  for (uint64_t first = 0; first < cells; first += batch) {
+    uint64_t n = std::min(batch, cells - first);
+    sizes.clear();
+    TRY(renderer.Measure(first, n, piece, sizes));
+    uint64_t expected = n / piece + (n % piece != 0 ? 1 : 0);
+    if (sizes.size() != expected) {
+      return Error::Corrupt(fmt::format("layout of cells [{}, +{}): {} piece sizes for {} pieces",
+                                        first, n, sizes.size(), expected));
+    }
+    for (uint64_t s : sizes) {
+      at += s;
+      layout.starts.push_back(at);
+    }
+  }
+  return layout;
+}
+
+namespace {
+
+// Copies the part of file bytes [from, from + src.size()) that falls in
+// [offset, end) to out (out[0] is file byte `offset`).
+void CopyOverlap(std::string_view src, uint64_t from, uint64_t offset, uint64_t end,
+                 std::span<uint8_t> out) {
+  uint64_t a = std::max(from, offset), b = std::min(from + src.size(), end);
+  if (a >= b) return;
+  std::memcpy(out.data() + (a - offset), src.data() + (a - from), b - a);
+}
+
+class StreamedFile final : public OpenFile {
+ public:
+  StreamedFile(std::shared_ptr<const StreamLayout> layout,
+               std::shared_ptr<const CellRenderer> renderer)
+      : layout_(std::move(layout)), renderer_(std::move(renderer)) {}
+
+  uint64_t size() const override { return layout_->size(); }
+
+  Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
+    const StreamLayout& l = *layout_;
+    const uint64_t size = l.size();
+    if (offset >= size || out.empty()) return size_t{0};
+    const uint64_t end = offset + std::min<uint64_t>(out.size(), size - offset);
+    CopyOverlap(l.header, 0, offset, end, out);
+    CopyOverlap(l.trailer, l.starts.back(), offset, end, out);
+    if (l.pieces() > 0 && offset < l.starts.back() && end > l.starts.front()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = std::upper_bound(l.starts.begin(), l.starts.end(), offset);
+      uint64_t j = it == l.starts.begin() ? 0 : static_cast<uint64_t>(it - l.starts.begin()) - 1;
+      for (; j < l.pieces() && l.starts[j] < end; ++j) {
+        if (l.starts[j + 1] <= offset) continue;  // an empty piece
+        ASSIGN_OR_RETURN(const std::string* text, Piece(j));
+        CopyOverlap(*text, l.starts[j], offset, end, out);
+      }
+    }
+    return static_cast<size_t>(end - offset);
+  }
+
+ private:
+  // The last pieces rendered, in buffers reused from piece to piece (no
+  // fresh memory per read). Two: a sequential reader's request usually ends
+  // inside the piece where the next one starts.
+  struct Slot {
+    uint64_t piece = UINT64_MAX;
+    uint64_t used = 0;
+    std::string text;
+  };
+
+  // Piece j's bytes, valid until the next call (mu_ held).
+  Result<const std::string*> Piece(uint64_t j) {
+    ++clock_;
+    for (Slot& s : slots_) {
+      if (s.piece == j) {
+        s.used = clock_;
+        return &s.text;
+      }
+    }
+    Slot& s = slots_[0].used <= slots_[1].used ? slots_[0] : slots_[1];
+    const StreamLayout& l = *layout_;
+    const uint64_t first = j * l.piece_cells;
+    const uint64_t count = std::min(l.piece_cells, l.cells - first);
+    const uint64_t expected = l.starts[j + 1] - l.starts[j];
+    s.piece = UINT64_MAX;
+    s.text.clear();
+    // Give back the room a much larger piece needed.
+    if (s.text.capacity() > (uint64_t{4} << 20) && s.text.capacity() > 4 * expected) {
+      s.text.shrink_to_fit();
+    }
+    // Room for the piece and for the widest value a renderer reserves at
+    // its end, so that the buffer does not reallocate.
+    s.text.reserve(expected + 64);
+    TRY(renderer_->Render(first, count, s.text));
+    if (s.text.size() != expected) {
+      return Error::Corrupt(fmt::format("cells [{}, +{}) rendered to {} bytes, layout says {}",
+                                        first, count, s.text.size(), expected));
+    }
+    s.piece = j;
+    s.used = clock_;
+    return &s.text;
+  }
+
+  std::shared_ptr<const StreamLayout> layout_;
+  std::shared_ptr<const CellRenderer> renderer_;
+  std::mutex mu_;
+  Slot slots_[2];
+  uint64_t clock_ = 0;
+};
+
+class FieldRangeFile final : public OpenFile {
+ public:
+  FieldRangeFile(std::shared_ptr<const core::ArrayView> view, std::string field, FieldPart part,
+                 std::string header, uint64_t cells, uint64_t stride)
+      : view_(std::move(view)),
+        field_(std::move(field)),
+        part_(part),
+        header_(std::move(header)),
+        cells_(cells),
+        stride_(stride) {}
+
+  uint64_t size() const override { return header_.size() + cells_ * stride_; }
+
+  Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
+    uint64_t end = std::min<uint64_t>(size(), offset + out.size());
+    if (offset >= end) return size_t{0};
+    size_t done = 0;
+    if (offset < header_.size()) {
+      size_t n = std::min<uint64_t>(header_.size() - offset, end - offset);
+      std::memcpy(out.data(), header_.data() + offset, n);
+      done += n;
+      offset += n;
+    }
+    if (offset < end) {
+      uint64_t data_from = offset - header_.size(), data_to = end - header_.size();
+      uint64_t first = data_from / stride_;
+      uint64_t last = (data_to + stride_ - 1) / stride_;
+      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, last - first));
+      const core::ByteVec& bytes = part_ == FieldPart::kData ? c.data : c.validity;
+      uint64_t skip = data_from - first * stride_;
+      uint64_t n = data_to - data_from;
+      if (bytes.size() != (last - first) * stride_) {
+        return Error::Corrupt(fmt::format("{}: {} bytes decoded for cells [{}, {}), expected {}",
+                                          field_, bytes.size(), first, last,
+                                          (last - first) * stride_));
+      }
+      std::memcpy(out.data() + done, bytes.data() + skip, n);
+      done += n;
+    }
+    return done;
+  }
+
+ private:
+  std::shared_ptr<const core::ArrayView> view_;
+  std::string field_;
+  FieldPart part_;
+  std::string header_;
+  uint64_t cells_;
+  uint64_t stride_;
+};
+
+const core::Enumeration* EnumerationFor(const core::ArraySchema& schema,
+                                        const std::vector<core::Enumeration>& enums,
+                                        const std::string& field) {
+  int a = schema.AttributeIndex(field);
+  if (a < 0 || !schema.attributes[a].enumeration_name) return nullptr;
+  for (const auto& e : enums) {
+    if (e.name == *schema.attributes[a].enumeration_name) return &e;
+  }
+  return nullptr;
+}
+
+class CsvRenderer final : public CellRenderer {
+ public:
+  CsvRenderer(std::shared_ptr<const core::ArrayView> view, std::vector<std::string> fields,
+              std::shared_ptr<const std::vector<core::Enumeration>> enums)
+      : view_(std::move(view)), fields_(std::move(fields)), enums_(std::move(enums)) {
+    for (const auto& f : fields_) {
+      field_enums_.push_back(enums_ ? EnumerationFor(view_->schema(), *enums_, f) : nullptr);
+    }
+  }
+
+  core::Status Render(uint64_t first, uint64_t count, std::string& out) const override {
+    std::vector<core::Column> cols;
+    ASSIGN_OR_RETURN(CsvTable table, Table(first, count, cols));
+    table.AppendRows(out, 0, count);
+    return core::Ok();
+  }
+
+  core::Status Measure(uint64_t first, uint64_t count, uint64_t piece,
+                       std::vector<uint64_t>& sizes) const override {
+    std::vector<core::Column> cols;
+    ASSIGN_OR_RETURN(CsvTable table, Table(first, count, cols));
+    for (uint64_t at = 0; at < count; at += piece) {
+      sizes.push_back(table.MeasureRows(at, std::min(count, at + piece)));
+    }
+    return core::Ok();
+  }
+
+ private:
+  // Reads the fields' cells [first, first + count) into `cols` (which the
+  // table points into).
+  core::Result<CsvTable> Table(uint64_t first, uint64_t count,
+                               std::vector<core::Column>& cols) const {
+    cols.reserve(fields_.size());
+    for (const auto& f : fields_) {
+      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(f, first, count));
+      cols.push_back(std::move(c));
+    }
+    std::vector<CsvColumn> cc;
+    for (size_t k = 0; k < cols.size(); ++k) cc.push_back({&cols[k], field_enums_[k]});
+    return CsvTable::Make(std::move(cc), false);
+  }
+
+  std::shared_ptr<const core::ArrayView> view_;
+  std::vector<std::string> fields_;
+  std::shared_ptr<const std::vector<core::Enumeration>> enums_;
+  std::vector<const core::Enumeration*> field_enums_;
+};
+
+// Checks a var-sized column from ReadFieldRange: offsets from 0, count + 1
+// of them, non-decreasing, ending at data.size().
+core::Status CheckVarColumn(const core::Column& c, uint64_t first, uint64_t count) {
+  bool ok =
+      c.offsets.size() == count + 1 && c.offsets.front() == 0 && c.offsets.back() == c.data.size();
+  for (uint64_t k = 0; ok && k < count; ++k) ok = c.offsets[k] <= c.offsets[k + 1];
+  if (!ok) {
+    return Error::Corrupt(
+        fmt::format("{}: inconsistent offsets for cells [{}, +{})", c.name, first, count));
+  }
+  return core::Ok();
+}
+
+class VarDataRenderer final : public CellRenderer {
+ public:
+  VarDataRenderer(std::shared_ptr<const core::ArrayView> view, std::string field)
+      : view_(std::move(view)), field_(std::move(field)) {}
+
+  core::Status Render(uint64_t first, uint64_t count, std::string& out) const override {
+    ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, count));
+    TRY(CheckVarColumn(c, first, count));
+    out.append(reinterpret_cast<const char*>(c.data.data()), c.data.size());
+    return core::Ok();
+  }
+
+  core::Status Measure(uint64_t first, uint64_t count, uint64_t piece,
+                       std::vector<uint64_t>& sizes) const override {
+    ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, count));
+    TRY(CheckVarColumn(c, first, count));
+    for (uint64_t at = 0; at < count; at += piece) {
+      uint64_t b = std::min(count, at + piece);
+      sizes.push_back(c.offsets[b] - c.offsets[at]);
+    }
+    return core::Ok();
+  }
+
+ private:
+  std::shared_ptr<const core::ArrayView> view_;
+  std::string field_;
+};
+
+void AppendU64(std::string& out, uint64_t v) {
+  char b[8];
+  for (int k = 0; k < 8; ++k) b[k] = static_cast<char>(v >> (8 * k));
+  out.append(b, 8);
+}
+
+class VarOffsetsRenderer final : public CellRenderer {
+ public:
+  VarOffsetsRenderer(std::shared_ptr<const core::ArrayView> view, std::string field,
+                     std::shared_ptr<const StreamLayout> data)
+      : view_(std::move(view)), field_(std::move(field)), data_(std::move(data)) {}
+
+  core::Status Render(uint64_t first, uint64_t count, std::string& out) const override {
+    const uint64_t piece = data_->piece_cells;
+    if (first % piece != 0 || first / piece >= data_->pieces()) {
+      return Error::InvalidArgument(
+          fmt::format("{}.offsets: cell {} is not the start of a piece", field_, first));
+    }
+    uint64_t base = data_->starts[first / piece] - data_->starts[0];
+    ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, count));
+    TRY(CheckVarColumn(c, first, count));
+    for (uint64_t k = 0; k < count; ++k) AppendU64(out, base + c.offsets[k]);
+    return core::Ok();
+  }
+
+  core::Status Measure(uint64_t first, uint64_t count, uint64_t piece,
+                       std::vector<uint64_t>& sizes) const override {
+    for (uint64_t at = 0; at < count; at += piece) {
+      sizes.push_back(8 * (std::min(count, at + piece) - at));
+    }
+    return core::Ok();
+  }
+
+ private:
+  std::shared_ptr<const core::ArrayView> view_;
+  std::string field_;
+  std::shared_ptr<const StreamLayout> data_;
+};
+
+}  // namespace
+
+std::unique_ptr<OpenFile> MakeStreamedFile(std::shared_ptr<const StreamLayout> layout,
+                                           std::shared_ptr<const CellRenderer> renderer) {
+  return std::make_unique<StreamedFile>(std::move(layout), std::move(renderer));
+}
+
+std::unique_ptr<OpenFile> MakeFieldRangeFile(std::shared_ptr<const core::ArrayView> view,
+                                             std::string field, FieldPart part, std::string header,
+                                             uint64_t cells, uint64_t stride) {
+  return std::make_unique<FieldRangeFile>(std::move(view), std::move(field), part,
+                                          std::move(header), cells, stride);
+}
+
+std::shared_ptr<const CellRenderer> MakeCsvRenderer(
+    std::shared_ptr<const core::ArrayView> view, std::vector<std::string> fields,
+    std::shared_ptr<const std::vector<core::Enumeration>> enums) {
+  return std::make_shared<CsvRenderer>(std::move(view), std::move(fields), std::move(enums));
+}
+
+std::string CsvHeaderLine(const std::vector<std::string>& fields) {
+  std::string out;
+  for (size_t k = 0; k < fields.size(); ++k) {
+    if (k > 0) out += ',';
+    AppendCsvField(out, fields[k]);
+  }
+  out += '\n';
+  return out;
+}
+
+std::shared_ptr<const CellRenderer> MakeVarDataRenderer(std::shared_ptr<const core::ArrayView> view,
+                                                        std::string field) {
+  return std::make_shared<VarDataRenderer>(std::move(view), std::move(field));
+}
+
+std::shared_ptr<const CellRenderer> MakeVarOffsetsRenderer(
+    std::shared_ptr<const core::ArrayView> view, std::string field,
+    std::shared_ptr<const StreamLayout> data_layout) {
+  return std::make_shared<VarOffsetsRenderer>(std::move(view), std::move(field),
+                                              std::move(data_layout));
+}
+
+StreamLayout VarOffsetsLayout(const StreamLayout& data) {
+  StreamLayout l;
+  l.cells = data.cells;
+  l.piece_cells = data.piece_cells;
+  l.starts.reserve(data.starts.size());
+  for (uint64_t j = 0; j < data.pieces(); ++j) l.starts.push_back(8 * j * data.piece_cells);
+  l.starts.push_back(8 * data.cells);
+  AppendU64(l.trailer, data.starts.back() - data.starts.front());
+  return l;
+}
+
+}  // namespace tiledbfs::fusefs

@@ -1,0 +1,234 @@
+// Fast decimal text of numbers, for the CSV hot loop (csv.cc) and
+// value_text.cc. The text is exactly std::to_chars' (integers: decimal;
+// floats: the shortest form that reads back to the same value, plain or
+// exponent notation, whichever is shorter, plain on a tie), written faster:
+// integers two digits at a time from a table, floats from the shortest
+// decimal digits given by fmt's Dragonbox. Callers handle nan and inf.
+//
+// Write* functions write at p (room for kMaxNumberText bytes) and return the
+// end; Measure* functions return the length the text would have.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace tiledbfs::fusefs {
+
+inline constexpr size_t kMaxNumberText = 32;
+
+namespace number_text_internal {
+
+inline constexpr char kDigits2[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// Exactly 8 digits of v < 1e8 (leading zeros kept).
+inline void Write8(char* p, uint32_t v) {
+  uint32_t hi = v / 10000, lo = v % 10000;
+  std::memcpy(p, kDigits2 + 2 * (hi / 100), 2);
+  std::memcpy(p + 2, kDigits2 + 2 * (hi % 100), 2);
+  std::memcpy(p + 4, kDigits2 + 2 * (lo / 100), 2);
+  std::memcpy(p + 6, kDigits2 + 2 * (lo % 100), 2);
+}
+
+inline int Digits32(uint32_t v) {
+  if (v < 10000) return v < 100 ? (v < 10 ? 1 : 2) : (v < 1000 ? 3 : 4);
+  if (v < 100000000) return v < 1000000 ? (v < 100000 ? 5 : 6) : (v < 10000000 ? 7 : 8);
+  return v < 1000000000 ? 9 : 10;
+}
+
+// v < 1e8, no leading zeros. Digits go straight to their place, right to
+// left (no scratch copy: reloading bytes just stored in pairs stalls).
+inline char* WriteSmall(char* p, uint32_t v) {
+  char* end = p + Digits32(v);
+  char* q = end;
+  while (v >= 100) {
+    q -= 2;
+    std::memcpy(q, kDigits2 + 2 * (v % 100), 2);
+    v /= 100;
+  }
+  if (v >= 10) {
+    std::memcpy(q - 2, kDigits2 + 2 * v, 2);
+  } else {
+    q[-1] = static_cast<char>('0' + v);
+  }
+  return end;
+}
+
+}  // namespace number_text_internal
+
+// The number of decimal digits of v (1 for 0).
+inline int DecimalDigits(uint64_t v) {
+  using number_text_internal::Digits32;
+  if (v < 100000000) return Digits32(static_cast<uint32_t>(v));
+  if (v < 10000000000000000ull) return 8 + Digits32(static_cast<uint32_t>(v / 100000000));
+  return v < 10000000000000000000ull
+             ? (v < 100000000000000000ull ? 17 : (v < 1000000000000000000ull ? 18 : 19))
+             : 20;
+}
+
+inline char* WriteDecimal(char* p, uint64_t v) {
+  using namespace number_text_internal;
+  if (v < 100000000) return WriteSmall(p, static_cast<uint32_t>(v));
+  if (v < 10000000000000000ull) {
+    p = WriteSmall(p, static_cast<uint32_t>(v / 100000000));
+    Write8(p, static_cast<uint32_t>(v % 100000000));
+    return p + 8;
+  }
+  p = WriteSmall(p, static_cast<uint32_t>(v / 10000000000000000ull));
+  uint64_t r = v % 10000000000000000ull;
+  Write8(p, static_cast<uint32_t>(r / 100000000));
+  Write8(p + 8, static_cast<uint32_t>(r % 100000000));
+  return p + 16;
+}
+
+template <class T>
+inline char* WriteInteger(char* p, T v) {
+  static_assert(std::is_integral_v<T>);
+  if constexpr (std::is_signed_v<T>) {
+    if (v < 0) {
+      *p++ = '-';
+      return WriteDecimal(p, uint64_t{0} - static_cast<uint64_t>(static_cast<int64_t>(v)));
+    }
+  }
+  return WriteDecimal(p, static_cast<uint64_t>(v));
+}
+
+template <class T>
+inline size_t MeasureInteger(T v) {
+  if constexpr (std::is_signed_v<T>) {
+    if (v < 0)
+      return 1 + DecimalDigits(uint64_t{0} - static_cast<uint64_t>(static_cast<int64_t>(v)));
+  }
+  return DecimalDigits(static_cast<uint64_t>(v));
+}
+
+namespace number_text_internal {
+
+// The shortest decimal digits of a finite, non-zero |v| and how to print
+// them: value = digits * 10^exponent.
+struct ShortestForm {
+  uint64_t digits;
+  int count;     // number of digits
+  int exponent;  // of the last digit
+  bool fixed;    // plain notation is not longer than the exponent one
+};
+
+template <class F>
+inline ShortestForm Shortest(F v) {
+  auto dec = fmt::detail::dragonbox::to_decimal(v);
+  ShortestForm s;
+  s.digits = dec.significand;
+  s.exponent = dec.exponent;
+  while (s.digits >= 10 && s.digits % 10 == 0) {
+    s.digits /= 10;
+    ++s.exponent;
+  }
+  s.count = DecimalDigits(s.digits);
+  int sci_exp = s.exponent + s.count - 1;
+  int abs_exp = sci_exp < 0 ? -sci_exp : sci_exp;
+  int sci_len = s.count + (s.count > 1 ? 1 : 0) + 2 + (abs_exp >= 100 ? 3 : 2);
+  int fixed_len = s.exponent >= 0         ? s.count + s.exponent
+                  : -s.exponent < s.count ? s.count + 1
+                                          : 2 - s.exponent;
+  s.fixed = fixed_len <= sci_len;
+  return s;
+}
+
+// std::to_chars prints plain integers above 2^digits with their exact digits,
+// not the shortest digits padded with zeros: those go to std::to_chars.
+template <class F>
+inline bool NeedsExactDigits(F v, const ShortestForm& s) {
+  constexpr F kExact = static_cast<F>(uint64_t{1} << std::numeric_limits<F>::digits);
+  return s.fixed && s.exponent > 0 && std::fabs(v) >= kExact;
+}
+
+inline int FixedLength(const ShortestForm& s) {
+  return s.exponent >= 0         ? s.count + s.exponent
+         : -s.exponent < s.count ? s.count + 1
+                                 : 2 - s.exponent;
+}
+
+inline int ScientificLength(const ShortestForm& s) {
+  int sci_exp = s.exponent + s.count - 1;
+  int abs_exp = sci_exp < 0 ? -sci_exp : sci_exp;
+  return s.count + (s.count > 1 ? 1 : 0) + 2 + (abs_exp >= 100 ? 3 : 2);
+}
+
+}  // namespace number_text_internal
+
+// Shortest round-trip text of a finite float or double (std::to_chars'
+// text, "-0" for negative zero).
+template <class F>
+inline char* WriteShortest(char* p, F v) {
+  using namespace number_text_internal;
+  static_assert(std::is_same_v<F, float> || std::is_same_v<F, double>);
+  char* start = p;
+  if (std::signbit(v)) *p++ = '-';
+  if (v == 0) {
+    *p++ = '0';
+    return p;
+  }
+  ShortestForm s = Shortest(v);
+  if (NeedsExactDigits(v, s)) return std::to_chars(start, start + kMaxNumberText, v).ptr;
+  const int n = s.count, e = s.exponent;
+  if (s.fixed) {
+    if (e >= 0) {
+      p = WriteDecimal(p, s.digits);
+      std::memset(p, '0', static_cast<size_t>(e));
+      return p + e;
+    }
+    if (-e < n) {
+      // The digits one place right, then the integer part back left of the
+      // point (byte by byte: each load within one earlier store).
+      int whole = n + e;
+      char* end = WriteDecimal(p + 1, s.digits);
+      for (int k = 0; k < whole; ++k) p[k] = p[k + 1];
+      p[whole] = '.';
+      return end;
+    }
+    *p++ = '0';
+    *p++ = '.';
+    std::memset(p, '0', static_cast<size_t>(-e - n));
+    return WriteDecimal(p + (-e - n), s.digits);
+  }
+  if (n == 1) {
+    *p++ = static_cast<char>('0' + s.digits);
+  } else {
+    char* end = WriteDecimal(p + 1, s.digits);  // then the first digit, and the point
+    p[0] = p[1];
+    p[1] = '.';
+    p = end;
+  }
+  int sci_exp = e + n - 1;
+  *p++ = 'e';
+  *p++ = sci_exp < 0 ? '-' : '+';
+  unsigned a = static_cast<unsigned>(sci_exp < 0 ? -sci_exp : sci_exp);
+  if (a >= 100) {
+    *p++ = static_cast<char>('0' + a / 100);
+    a %= 100;
+  }
+  std::memcpy(p, kDigits2 + 2 * a, 2);
+  return p + 2;
+}
+
+// The length of WriteShortest's text (finite v).
+template <class F>
+inline size_t MeasureShortest(F v) {
+  using namespace number_text_internal;
+  size_t sign = std::signbit(v) ? 1 : 0;
+  if (v == 0) return sign + 1;
+  ShortestForm s = Shortest(v);
+  // Exact digits of a plain integer are as many as the shortest digits
+  // padded with zeros: the same magnitude.
+  return sign + static_cast<size_t>(s.fixed ? FixedLength(s) : ScientificLength(s));
+}
+
+}  // namespace tiledbfs::fusefs

@@ -1,0 +1,435 @@
+// Streamed files (data.csv, .txt, var .bin/.offsets, .validity, fixed
+// .bin/.npy) against the whole-file rendering of whole columns: on every
+// corpus array (root, history and fragment views) with pieces of a few cells
+// so that every file spans many pieces and layout batches, and on generated
+// arrays large enough for the default pieces and batches. Reads at random
+// offsets and sizes return exactly the bytes of the whole file; stat's size
+// is its length.
+#include "fusefs/model/streamed_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "core/array/array.h"
+#include "core/array/array_view.h"
+#include "fusefs/model/array_tree.h"
+#include "fusefs/model/instant.h"
+#include "fusefs/model/key_file.h"
+#include "fusefs/render/column_files.h"
+#include "fusefs/render/csv.h"
+#include "fusefs/render/npy.h"
+
+namespace tiledbfs::fusefs {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kCorpus = fs::path(TILEDBFS_TEST_DATA) / "corpus" / "arrays";
+
+using Files = std::map<std::string, std::string>;  // path in a view -> bytes
+
+const core::Enumeration* EnumFor(const core::ArraySchema& schema,
+                                 const std::vector<core::Enumeration>& enums,
+                                 const std::string& field) {
+  int a = schema.AttributeIndex(field);
+  if (a < 0 || !schema.attributes[a].enumeration_name) return nullptr;
+  for (const auto& e : enums) {
+    if (e.name == *schema.attributes[a].enumeration_name) return &e;
+  }
+  return nullptr;
+}
+
+// Every cell file of a view, rendered whole from whole columns (ReadField).
+Files WholeFiles(const core::ArrayView& view, const std::vector<core::Enumeration>& enums) {
+  const core::ArraySchema& schema = view.schema();
+  Files out;
+  std::vector<core::Column> cols;
+  std::vector<bool> is_dim;
+  for (const auto& d : schema.dimensions) {
+    auto c = view.ReadField(d.name);
+    EXPECT_TRUE(c.ok()) << d.name << ": " << c.error().ToString();
+    if (!c.ok()) return out;
+    cols.push_back(std::move(*c));
+    is_dim.push_back(true);
+  }
+  for (const auto& a : schema.attributes) {
+    auto c = view.ReadField(a.name);
+    EXPECT_TRUE(c.ok()) << a.name << ": " << c.error().ToString();
+    if (!c.ok()) return out;
+    cols.push_back(std::move(*c));
+    is_dim.push_back(false);
+  }
+  auto shape = view.Shape();
+  EXPECT_TRUE(shape.ok());
+  std::vector<CsvColumn> all;
+  for (size_t k = 0; k < cols.size(); ++k) {
+    const core::Column& c = cols[k];
+    const core::Enumeration* e = is_dim[k] ? nullptr : EnumFor(schema, enums, c.name);
+    all.push_back({&c, e});
+    std::string base = std::string(is_dim[k] ? "dimensions/" : "attributes/") + EscapeName(c.name);
+    std::string data(c.data.begin(), c.data.end());
+    for (ColumnFile f : ColumnFiles(c)) {
+      std::string& file = out[base + std::string(ColumnFileExtension(f))];
+      switch (f) {
+        case ColumnFile::kBin:
+          file = data;
+          break;
+        case ColumnFile::kOffsets:
+          file.assign(reinterpret_cast<const char*>(c.offsets.data()), c.offsets.size() * 8);
+          break;
+        case ColumnFile::kValidity:
+          file.assign(c.validity.begin(), c.validity.end());
+          break;
+        case ColumnFile::kNpy: {
+          auto npy = MakeNpyFile(c.type, c.cell_val_num, *shape);
+          EXPECT_TRUE(npy.ok());
+          if (npy.ok()) file = npy->header + data;
+          break;
+        }
+        case ColumnFile::kTxt: {
+          auto t = CsvTable::Make({{&c, e}}, false);
+          EXPECT_TRUE(t.ok());
+          if (t.ok()) t->AppendRows(file, 0, t->row_count());
+          break;
+        }
+      }
+    }
+  }
+  auto table = CsvTable::Make(all, true);
+  EXPECT_TRUE(table.ok());
+  if (table.ok()) {
+    std::string& csv = out["data.csv"];
+    table->AppendHeader(csv);
+    table->AppendRows(csv, 0, table->row_count());
+  }
+  return out;
+}
+
+std::string Read(OpenFile& f, uint64_t offset, size_t size) {
+  std::string buf(size, '\xAA');
+  auto n = f.Read(offset, std::span<uint8_t>(reinterpret_cast<uint8_t*>(buf.data()), size));
+  EXPECT_TRUE(n.ok()) << n.error().ToString();
+  buf.resize(n.ok() ? *n : 0);
+  return buf;
+}
+
+// stat, a whole read, reads in pieces and at random places of `path`
+// (`prefix` + name in `want`) against the whole rendering.
+void ExpectFileMatches(Tree& tree, const std::string& path, const std::string& want,
+                       std::mt19937_64& rng, int random_reads) {
+  auto attr = tree.GetAttr(path);
+  ASSERT_TRUE(attr.ok()) << path << ": " << attr.error().ToString();
+  EXPECT_EQ(attr->size, want.size()) << path;
+  auto f = tree.Open(path);
+  ASSERT_TRUE(f.ok()) << path << ": " << f.error().ToString();
+  EXPECT_EQ((*f)->size(), want.size()) << path;
+  ASSERT_EQ(Read(**f, 0, want.size() + 10), want) << path;
+  // Sequential pieces of an odd size.
+  std::string seq;
+  for (uint64_t at = 0; at < want.size();) {
+    std::string part = Read(**f, at, 777);
+    ASSERT_FALSE(part.empty()) << path << " at " << at;
+    at += part.size();
+    seq += part;
+  }
+  EXPECT_EQ(seq, want) << path;
+  // Random ranges, some crossing the end, and the edges.
+  uint64_t size = want.size();
+  for (int k = 0; k < random_reads; ++k) {
+    uint64_t offset = rng() % (size + 16);
+    size_t n = static_cast<size_t>(rng() % (k % 4 == 0 ? size + 16 : 600));
+    std::string got = Read(**f, offset, n);
+    std::string exp = offset < size ? want.substr(offset, n) : "";
+    ASSERT_EQ(got, exp) << path << " [" << offset << ", +" << n << ")";
+  }
+  for (uint64_t offset : {uint64_t{0}, size > 0 ? size - 1 : 0, size, size + 1}) {
+    std::string exp = offset < size ? want.substr(offset, 3) : "";
+    EXPECT_EQ(Read(**f, offset, 3), exp) << path << " at " << offset;
+  }
+}
+
+struct Source {
+  std::string path;
+  std::optional<core::EncryptionKey> key;
+};
+
+// Every cell file of the root view, two history views and a few fragments.
+void CheckArray(const Source& src, const TreeOptions& base_options, int random_reads,
+                size_t max_fragments) {
+  SCOPED_TRACE(src.path);
+  TreeOptions options = base_options;
+  options.key = src.key;
+  auto tree = OpenTree(src.path, options);
+  ASSERT_TRUE(tree.ok()) << tree.error().ToString();
+  auto storage = core::LocalStorage::Open(src.path);
+  ASSERT_TRUE(storage.ok());
+  auto array = core::Array::Open(*storage, src.key);
+  ASSERT_TRUE(array.ok()) << array.error().ToString();
+  std::mt19937_64 rng(7);
+
+  auto check_view = [&](const std::string& prefix, const core::ArrayView& view) {
+    SCOPED_TRACE(prefix.empty() ? "root" : prefix);
+    auto enums = core::LoadSchemaEnumerations(**storage, view.schema(), (*array)->key());
+    Files files = WholeFiles(view, enums.ok() ? *enums : std::vector<core::Enumeration>{});
+    ASSERT_FALSE(files.empty());
+    for (const auto& [name, bytes] : files) {
+      ExpectFileMatches(**tree, prefix + name, bytes, rng, random_reads);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  };
+
+  auto root = (*array)->ViewAt(options.timestamp_ms ? *options.timestamp_ms : UINT64_MAX);
+  ASSERT_TRUE(root.ok());
+  check_view("", **root);
+
+  auto instants = (*array)->Instants();
+  ASSERT_TRUE(instants.ok());
+  if (!instants->empty()) {
+    for (uint64_t t : {instants->front(), (*instants)[instants->size() / 2]}) {
+      auto view = (*array)->ViewAt(t);
+      ASSERT_TRUE(view.ok());
+      check_view("history/" + FormatIso(static_cast<int64_t>(t)) + "/", **view);
+    }
+  }
+
+  size_t done = 0;
+  for (const auto& frag : (*root)->fragments()) {
+    if (done++ == max_fragments) break;
+    core::ViewInputs in;
+    in.fragments = {frag};
+    in.filter_timestamps = false;
+    in.dedup = false;
+    in.encrypted = (*array)->encrypted();
+    core::ArrayView view(frag->schema_ptr(), std::move(in), frag->name().t2,
+                         (*array)->tile_cache());
+    check_view("fragments/" + frag->name().name + "/", view);
+  }
+}
+
+std::vector<Source> CorpusArrays() {
+  std::vector<Source> out;
+  for (const auto& e : fs::directory_iterator(kCorpus)) {
+    if (!e.is_directory() || e.path().filename() == "group") continue;
+    Source s{e.path().string(), std::nullopt};
+    if (e.path().filename() == "encrypted") {
+      auto key = ReadKeyFile((kCorpus / "encrypted.key").string());
+      EXPECT_TRUE(key.ok());
+      if (key.ok()) s.key = *key;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+TEST(StreamedFileTest, CorpusFilesInManyPiecesEqualWholeRendering) {
+  TreeOptions options;
+  options.piece_cells = 3;         // many pieces even for a few cells
+  options.layout_batch_cells = 7;  // batches of two pieces, the last one short
+  for (const Source& s : CorpusArrays()) {
+    CheckArray(s, options, 40, 3);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(StreamedFileTest, CorpusFilesWithDefaultPiecesEqualWholeRendering) {
+  for (const Source& s : CorpusArrays()) {
+    CheckArray(s, TreeOptions{}, 10, 2);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(StreamedFileTest, OnePiecePerCellAndTinyCaches) {
+  TreeOptions options;
+  options.piece_cells = 1;
+  options.layout_batch_cells = 1;
+  options.cache_bytes = 1;  // nothing fits: every layout and tile is recomputed
+  for (const char* name : {"sparse_strdim", "dense_2d_fragments", "types", "enumerations"}) {
+    CheckArray({(kCorpus / name).string(), std::nullopt}, options, 20, 1);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// A layout by hand: header, pieces (one empty) and trailer, read every way.
+class FixedRenderer final : public CellRenderer {
+ public:
+  core::Status Render(uint64_t first, uint64_t count, std::string& out) const override {
+    for (uint64_t i = first; i < first + count; ++i) {
+      if (i % 5 != 3) out += std::to_string(i * i) + ";";  // cell 3, 8, ...: nothing
+    }
+    return core::Ok();
+  }
+};
+
+TEST(StreamedFileTest, HeaderPiecesAndTrailer) {
+  auto renderer = std::make_shared<FixedRenderer>();
+  for (uint64_t cells : {0, 1, 3, 4, 50}) {
+    for (uint64_t piece : {1, 2, 7}) {
+      auto layout = ComputeStreamLayout(*renderer, "HEAD\n", "TAIL", cells, piece, 3);
+      ASSERT_TRUE(layout.ok());
+      std::string want = "HEAD\n";
+      ASSERT_TRUE(renderer->Render(0, cells, want).ok());
+      want += "TAIL";
+      EXPECT_EQ(layout->size(), want.size());
+      EXPECT_EQ(layout->pieces(), (cells + piece - 1) / piece);
+      auto f = MakeStreamedFile(std::make_shared<const StreamLayout>(*layout), renderer);
+      for (uint64_t a = 0; a <= want.size() + 1; ++a) {
+        for (uint64_t n : {0, 1, 2, 5, 100}) {
+          std::string exp = a < want.size() ? want.substr(a, n) : "";
+          ASSERT_EQ(Read(*f, a, n), exp) << cells << "/" << piece << " [" << a << ", +" << n << ")";
+        }
+      }
+    }
+  }
+}
+
+// A renderer whose output changes between the layout pass and the read:
+// the read fails as corrupt rather than return bytes of another size.
+class UnstableRenderer final : public CellRenderer {
+ public:
+  core::Status Render(uint64_t first, uint64_t count, std::string& out) const override {
+    out.append(count * (++calls_ == 1 ? 2 : 3), 'x');
+    return core::Ok();
+  }
+  mutable int calls_ = 0;
+};
+
+TEST(StreamedFileTest, PieceOfAnotherSizeIsCorrupt) {
+  auto renderer = std::make_shared<UnstableRenderer>();
+  auto layout = ComputeStreamLayout(*renderer, "", "", 4, 4, 4);
+  ASSERT_TRUE(layout.ok());
+  EXPECT_EQ(layout->size(), 8u);
+  auto f = MakeStreamedFile(std::make_shared<const StreamLayout>(*layout), renderer);
+  uint8_t buf[8];
+  auto n = f->Read(0, buf);
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.error().code(), core::ErrorCode::kCorrupt);
+  EXPECT_NE(n.error().message().find("layout says 8"), std::string::npos) << n.error().message();
+}
+
+TEST(StreamedFileTest, PieceCellsGrowOnlyForHugeViews) {
+  EXPECT_EQ(DefaultPieceCells(0), 4096u);
+  EXPECT_EQ(DefaultPieceCells(20'000'000), 4096u);
+  EXPECT_EQ(DefaultPieceCells(uint64_t{1} << 32), uint64_t{1} << 16);
+}
+
+// Listing fragments/ and stat'ing what it holds renders no CSV; resolving a
+// fragment by name finds every listed one.
+TEST(StreamedFileTest, FragmentListingsRunNoLayoutPass) {
+  TreeOptions options;
+  auto opened = OpenTree((kCorpus / "dense_2d_fragments").string(), options);
+  ASSERT_TRUE(opened.ok()) << opened.error().ToString();
+  auto* array_tree = dynamic_cast<ArrayTree*>(opened->get());
+  ASSERT_NE(array_tree, nullptr);
+  ArrayTree& tree = *array_tree;
+  auto list = tree.List("fragments");
+  ASSERT_TRUE(list.ok());
+  ASSERT_GE(list->size(), 2u);
+  for (const auto& e : *list) {
+    EXPECT_EQ(e.attr.type, NodeType::kDirectory);
+    auto inner = tree.List("fragments/" + e.name + "/attributes");
+    ASSERT_TRUE(inner.ok()) << e.name;
+    EXPECT_TRUE(tree.GetAttr("fragments/" + e.name + "/tiles.csv").ok());
+    EXPECT_TRUE(tree.GetAttr("fragments/" + e.name + "/attributes/a.bin").ok());
+  }
+  EXPECT_TRUE(tree.List("").ok() && tree.List("history").ok());
+  // Listing attributes/ stats the .txt files: those are layout passes; the
+  // top levels and fragments/ are not.
+  uint64_t after_listings = tree.layout_passes();
+  EXPECT_TRUE(tree.List("fragments").ok());
+  EXPECT_EQ(tree.layout_passes(), after_listings);
+  auto missing = tree.GetAttr("fragments/__nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code(), core::ErrorCode::kNotFound);
+  // A second stat of a streamed file uses the cached layout.
+  ASSERT_TRUE(tree.GetAttr("data.csv").ok());
+  uint64_t before = tree.layout_passes();
+  ASSERT_TRUE(tree.GetAttr("data.csv").ok());
+  ASSERT_TRUE(tree.Open("data.csv").ok());
+  EXPECT_EQ(tree.layout_passes(), before);
+}
+
+// Threads that stat and read the same file at once share one layout pass.
+TEST(StreamedFileTest, RacingStatsShareOneLayoutPass) {
+  auto opened = OpenTree((kCorpus / "types").string(), TreeOptions{});
+  ASSERT_TRUE(opened.ok());
+  auto* tree = dynamic_cast<ArrayTree*>(opened->get());
+  ASSERT_NE(tree, nullptr);
+  uint64_t before = tree->layout_passes();
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      auto a = tree->GetAttr(t % 2 ? "data.csv" : "history/1700000001000/attributes/utf8.txt");
+      if (!a.ok()) ++failures;
+      auto f = tree->Open(t % 2 ? "data.csv" : "history/1700000001000/attributes/utf8.txt");
+      if (!f.ok() || Read(**f, 0, (*f)->size()).size() != (*f)->size()) ++failures;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(tree->layout_passes(), before + 2);
+}
+
+// Arrays made by tiledb-mkarray, large enough for several default pieces
+// (4096 cells) and layout batches (65536 cells).
+class GeneratedArrayTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    mk_ = std::string(TILEDBFS_BIN_DIR) + "/tiledb-mkarray";
+    if (!fs::exists(mk_)) return;
+    dir_ = fs::temp_directory_path() / ("tiledbfs_streamed_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    std::ofstream((dir_ / "sparse.json").string()) << R"({
+      "array_type": "sparse", "capacity": 5000, "allows_dups": false,
+      "dims": [{"name": "r", "type": "INT64", "domain": [0, 999999], "tile_extent": 100000},
+               {"name": "c", "type": "INT64", "domain": [0, 999999], "tile_extent": 100000}],
+      "attrs": [{"name": "x", "type": "FLOAT64"},
+                {"name": "s", "type": "STRING_UTF8", "cell_val_num": 4294967295, "var": true},
+                {"name": "n", "type": "INT32", "nullable": true},
+                {"name": "v", "type": "INT16", "cell_val_num": 4294967295, "var": true,
+                 "nullable": true}]})";
+    std::ofstream((dir_ / "dense.json").string()) << R"({
+      "array_type": "dense",
+      "dims": [{"name": "y", "type": "INT32", "domain": [0, 399], "tile_extent": 64},
+               {"name": "x", "type": "INT32", "domain": [0, 399], "tile_extent": 100}],
+      "attrs": [{"name": "f", "type": "FLOAT32"},
+                {"name": "b", "type": "BLOB", "cell_val_num": 4294967295, "var": true}]})";
+    auto run = [](const std::string& cmd) {
+      return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0;
+    };
+    std::string sparse = (dir_ / "sparse").string(), dense = (dir_ / "dense").string();
+    made_ = run(mk_ + " create " + sparse + " --schema " + (dir_ / "sparse.json").string()) &&
+            run(mk_ + " write " + sparse + " --timestamp 10 --synthetic 1 --cells 90000") &&
+            run(mk_ + " write " + sparse + " --timestamp 20 --synthetic 2 --cells 60000") &&
+            run(mk_ + " create " + dense + " --schema " + (dir_ / "dense.json").string()) &&
+            run(mk_ + " write " + dense + " --timestamp 10 --synthetic 3") &&
+            run(mk_ + " write " + dense + " --timestamp 20 --synthetic 4 --subarray 50:250,30:330");
+  }
+  static void TearDownTestSuite() {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  void SetUp() override {
+    if (!fs::exists(mk_)) GTEST_SKIP() << mk_ << " not built";
+    ASSERT_TRUE(made_) << "tiledb-mkarray failed";
+  }
+  static inline std::string mk_;
+  static inline fs::path dir_;
+  static inline bool made_ = false;
+};
+
+TEST_F(GeneratedArrayTest, SparseMultiBatchFilesEqualWholeRendering) {
+  CheckArray({(dir_ / "sparse").string(), std::nullopt}, TreeOptions{}, 60, 2);
+}
+
+TEST_F(GeneratedArrayTest, DenseMultiBatchFilesEqualWholeRendering) {
+  CheckArray({(dir_ / "dense").string(), std::nullopt}, TreeOptions{}, 60, 2);
+}
+
+}  // namespace
+}  // namespace tiledbfs::fusefs
