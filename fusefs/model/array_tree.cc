@@ -126,20 +126,24 @@ Result<std::unique_ptr<ArrayTree>> ArrayTree::Open(std::shared_ptr<const core::S
   return t;
 }
 
-Result<std::shared_ptr<core::Array>> ArrayTree::CurrentArray(bool recheck) {
+Result<std::shared_ptr<core::Array>> ArrayTree::CurrentArray(bool recheck, uint64_t* generation) {
   std::lock_guard<std::mutex> lock(mu_);
   if (recheck && !options_.timestamp_ms && array_->Changed()) {
     ASSIGN_OR_RETURN(array_, core::Array::Open(storage_, options_.key));
     array_->set_tile_cache(caches_->tiles);
     ++generation_;
   }
+  // Read with the array, under the same lock: a reopen by another thread in
+  // between would give an old view the new generation's cache keys.
+  if (generation != nullptr) *generation = generation_;
   return array_;
 }
 
 Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> ArrayTree::Resolve(
     const std::string& path, bool recheck) {
   std::vector<std::string> parts = SplitPath(path);
-  ASSIGN_OR_RETURN(std::shared_ptr<core::Array> array, CurrentArray(recheck));
+  uint64_t gen = 0;
+  ASSIGN_OR_RETURN(std::shared_ptr<core::Array> array, CurrentArray(recheck, &gen));
   auto scope = std::make_shared<Scope>();
   scope->array = array;
   uint64_t t;
@@ -161,11 +165,6 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
   }
   ASSIGN_OR_RETURN(scope->view, array->ViewAt(t));
   scope->mtime_ms = static_cast<int64_t>(scope->view->instant());
-  uint64_t gen;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    gen = generation_;
-  }
   scope->key = fmt::format("a{}/g{}/t{}/", id_, gen, t);
   // fragments/<name>/...: that fragment on its own.
   if (parts.size() >= used + 2 && parts[used] == "fragments") {

@@ -58,7 +58,8 @@ class ArrayTree final : public Tree {
 
   // The array as last opened; with `recheck` (opening a file, listing a
   // directory) reopened first if the folder changed, unless pinned.
-  Result<std::shared_ptr<core::Array>> CurrentArray(bool recheck);
+  // `generation`, if given, receives the generation of the array returned.
+  Result<std::shared_ptr<core::Array>> CurrentArray(bool recheck, uint64_t* generation = nullptr);
   // Resolves a path to (scope, rest of the path inside that scope).
   Result<std::pair<std::shared_ptr<Scope>, std::vector<std::string>>> Resolve(
       const std::string& path, bool recheck);
