@@ -6,10 +6,21 @@
 
 namespace tiledbfs::core {
 
+const ViewInputs& ArrayView::Inputs() const {
+  if (source_) {
+    std::call_once(gathered_, [this] {
+      // Written only here, before any reader can see the fragments.
+      in_.fragments = source_();
+    });
+  }
+  return in_;
+}
+
 Result<const CellIndex*> ArrayView::Index() const {
+  const ViewInputs& in = Inputs();
   std::lock_guard<std::mutex> lock(mu_);
   if (!index_) {
-    Result<CellIndex> built = schema_->dense() ? BuildDenseIndex(in_) : BuildSparseIndex(in_);
+    Result<CellIndex> built = schema_->dense() ? BuildDenseIndex(in) : BuildSparseIndex(in);
     if (!built.ok()) return built.error();
     index_ = std::move(built).value();
   }
@@ -33,26 +44,11 @@ Result<std::vector<uint64_t>> ArrayView::Shape() const {
 Result<std::vector<Range>> ArrayView::NonEmptyDomain() const {
   ASSIGN_OR_RETURN(const CellIndex* index, Index());
   if (index->cell_count == 0) return std::vector<Range>{};
-  if (schema_->dense()) return index->box;
-  std::vector<Range> out(schema_->dimensions.size());
-  for (size_t d = 0; d < out.size(); ++d) {
-    const Column& c = index->dims[d];
-    Bytes lo = c.cell(0), hi = c.cell(0);
-    for (uint64_t i = 1; i < c.cell_count; ++i) {
-      Bytes v = c.cell(i);
-      if (CompareValues(c.type, v, lo) < 0) lo = v;
-      if (CompareValues(c.type, v, hi) > 0) hi = v;
-    }
-    out[d].lo.assign(lo.begin(), lo.end());
-    out[d].hi.assign(hi.begin(), hi.end());
-  }
-  return out;
+  return index->box;
 }
 
 Result<Column> ArrayView::ReadField(const std::string& name) const {
   ASSIGN_OR_RETURN(const CellIndex* index, Index());
-  int d = schema_->DimensionIndex(name);
-  if (d >= 0 && !schema_->dense()) return index->dims[d];
   return ReadFieldRange(name, 0, index->cell_count);
 }
 
@@ -66,25 +62,9 @@ Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first
   int d = schema_->DimensionIndex(name);
   if (d >= 0) {
     if (schema_->dense()) return DenseDimensionColumn(*schema_, *index, d, first, count);
-    const Column& all = index->dims[d];
-    Column c;
-    c.name = all.name;
-    c.type = all.type;
-    c.cell_val_num = all.cell_val_num;
-    c.cell_count = count;
-    if (all.var()) {
-      uint64_t base = all.offsets[first];
-      for (uint64_t i = first; i <= first + count; ++i) c.offsets.push_back(all.offsets[i] - base);
-      c.data.assign(all.data.begin() + static_cast<ptrdiff_t>(base),
-                    all.data.begin() + static_cast<ptrdiff_t>(all.offsets[first + count]));
-    } else {
-      uint64_t cs = all.cell_size();
-      c.data.assign(all.data.begin() + static_cast<ptrdiff_t>(first * cs),
-                    all.data.begin() + static_cast<ptrdiff_t>((first + count) * cs));
-    }
-    return c;
+    return SparseDimensionColumn(*schema_, *index, d, first, count);
   }
-  return GatherAttribute(in_, *index, name, first, count, *cache_);
+  return GatherAttribute(Inputs(), *index, name, first, count, *cache_);
 }
 
 }  // namespace tiledbfs::core

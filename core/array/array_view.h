@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,16 @@ class ArrayView {
         cache_(std::move(cache)) {
     in_.schema = schema_.get();
   }
+  // Same, but the fragment list is gathered by `fragments` on first use
+  // (Array::ViewAt: building a view costs nothing per fragment, which
+  // stating history/<T> of every instant relies on). `fragments` must not
+  // fail: what it returns must be loaded already.
+  using FragmentSource = std::function<std::vector<std::shared_ptr<FragmentMetadata>>()>;
+  ArrayView(std::shared_ptr<const ArraySchema> schema, ViewInputs inputs, uint64_t instant,
+            std::shared_ptr<TileCache> cache, FragmentSource fragments)
+      : ArrayView(std::move(schema), std::move(inputs), instant, std::move(cache)) {
+    source_ = std::move(fragments);
+  }
 
   // The instant this view shows (the newest change it includes, or the
   // requested time for history lookups).
@@ -35,7 +46,9 @@ class ArrayView {
   uint64_t timestamp() const { return in_.timestamp; }
   const ArraySchema& schema() const { return *schema_; }
   std::shared_ptr<const ArraySchema> schema_ptr() const { return schema_; }
-  const std::vector<std::shared_ptr<FragmentMetadata>>& fragments() const { return in_.fragments; }
+  const std::vector<std::shared_ptr<FragmentMetadata>>& fragments() const {
+    return Inputs().fragments;
+  }
   bool dense() const { return schema_->dense(); }
 
   // Number of cells (builds the cell index on first use).
@@ -56,9 +69,15 @@ class ArrayView {
 
  private:
   Result<const CellIndex*> Index() const;
+  // in_, with the fragment list gathered (once) if it was left to source_.
+  const ViewInputs& Inputs() const;
 
   std::shared_ptr<const ArraySchema> schema_;
-  ViewInputs in_;
+  // Mutable only for the fragment list that Inputs() gathers once (views are
+  // made const; their observable state never changes).
+  mutable ViewInputs in_;
+  FragmentSource source_;
+  mutable std::once_flag gathered_;
   uint64_t instant_;
   std::shared_ptr<TileCache> cache_;
   mutable std::mutex mu_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -10,6 +11,7 @@
 
 #include "core/read/coords.h"
 #include "core/read/parallel.h"
+#include "core/read/sparse_order.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -182,17 +184,28 @@ CellRun DenseLocator::LocateRun(uint64_t i, uint64_t max) const {
 CellRun CellIndex::RunAt(uint64_t i, uint64_t max) const {
   if (dense) return dense->LocateRun(i, max);
   CellRun run;
-  run.ref = refs[i];
-  run.count = 1;
-  while (run.count < max) {
-    const CellRef& r = refs[i + run.count];
-    if (r.fragment != run.ref.fragment || r.tile != run.ref.tile ||
-        r.pos != run.ref.pos + run.count) {
-      break;
-    }
-    ++run.count;
+  const uint64_t n = std::min<uint64_t>(max, cell_count - i);
+  uint64_t k = 1;
+  uint64_t o;
+  if (packing) {
+    const uint64_t* p = packed.data() + i;
+    o = packing->OrdinalOf(p[0]);
+    while (k < n && packing->OrdinalOf(p[k]) == o + k) ++k;
+  } else {
+    const uint64_t* p = ordinals.data() + i;
+    o = p[0];
+    while (k < n && p[k] == o + k) ++k;
   }
+  run.ref = RefOf(o);
+  run.count = k;
   return run;
+}
+
+uint64_t CellIndex::footprint() const {
+  uint64_t bytes = sizeof(*this) + sparse_tiles.size() * sizeof(SparseTile) +
+                   (ordinals.size() + packed.size()) * 8;
+  for (const Column& c : dims) bytes += c.data.size() + c.offsets.size() * 8 + c.validity.size();
+  return bytes;
 }
 
 Result<CellIndex> BuildDenseIndex(const ViewInputs& in) {
@@ -305,25 +318,51 @@ class EntryCellValues : public CellValues {
   const SparseEntry* e_ = nullptr;
 };
 
-}  // namespace
-
-Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
+// Any sparse view: every coordinate tile decoded and kept until the
+// coordinate columns are built.
+Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
   const ArraySchema& schema = *in.schema;
   const size_t dims = schema.dimensions.size();
   CoordTiles coords(in.fragments.size());
-  std::vector<SparseEntry> entries;
+  std::vector<std::vector<DecodedTile>> stamps(in.fragments.size());
+  OrderInput order;
+  order.dedup = in.dedup && !schema.allows_dups;
+  for (const Dimension& d : schema.dimensions) order.types.push_back(d.type);
+  // Every tile's place in the ordinal space, and the widest tile.
+  uint64_t max_cells = 0;
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
     const FragmentMetadata& frag = *in.fragments[fi];
     if (frag.schema().dimensions.size() != dims) {
       return Error::Corrupt(fmt::format("{}: schema has {} dimensions, the array {}", frag.dir(),
                                         frag.schema().dimensions.size(), dims));
     }
+    for (uint64_t t = 0; t < frag.tile_num(); ++t) {
+      max_cells = std::max(max_cells, frag.TileCellNum(t));
+      OrderTile ot;
+      ot.fragment = static_cast<uint32_t>(fi);
+      ot.tile = t;
+      ot.stamp = frag.name().t1;
+      order.tiles.push_back(std::move(ot));
+    }
+  }
+  // pos_bits holds cell_num itself, so that the ordinal after a tile's last
+  // cell is no cell of the next tile.
+  order.pos_bits = BitsFor(max_cells);
+  if (order.pos_bits > 32 || BitsFor(order.tiles.size()) + order.pos_bits > 63) {
+    return Error::Unsupported(
+        fmt::format("sparse view of {} tiles of up to {} cells", order.tiles.size(), max_cells));
+  }
+  std::vector<uint64_t> cells;
+  size_t gt = 0;  // index into order.tiles
+  for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
+    const FragmentMetadata& frag = *in.fragments[fi];
     const FragmentFooter& ft = frag.footer();
     uint64_t tiles = frag.tile_num();
     coords[fi].resize(tiles);
+    if (ft.has_timestamps) stamps[fi].resize(tiles);
     bool zipped = !frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
                   frag.FieldIndex(FieldRef::Dimension(0)) < 0;
-    for (uint64_t t = 0; t < tiles; ++t) {
+    for (uint64_t t = 0; t < tiles; ++t, ++gt) {
       if (zipped) {
         ASSIGN_OR_RETURN(coords[fi][t], ReadZippedCoordsTile(frag, t, in.encrypted));
       } else {
@@ -332,24 +371,44 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
           coords[fi][t].push_back(std::move(dt));
         }
       }
-      uint64_t cells = frag.TileCellNum(t);
+      uint64_t cell_num = frag.TileCellNum(t);
       for (const auto& dt : coords[fi][t]) {
-        if (dt.cell_num != cells) {
+        if (dt.cell_num != cell_num) {
           return Error::Corrupt(fmt::format("{}: tile {} has {} coordinates, expected {}",
-                                            frag.dir(), t, dt.cell_num, cells));
+                                            frag.dir(), t, dt.cell_num, cell_num));
         }
       }
-      DecodedTile ts, del;
+      OrderTile& ot = order.tiles[gt];
+      for (const auto& dt : coords[fi][t]) ot.dims.push_back(&dt);
+      DecodedTile del;
       if (ft.has_timestamps) {
-        ASSIGN_OR_RETURN(ts, ReadTile(frag, FieldRef::Timestamps(), t, in.encrypted));
+        ASSIGN_OR_RETURN(stamps[fi][t], ReadTile(frag, FieldRef::Timestamps(), t, in.encrypted));
+        if (stamps[fi][t].fixed.size() != cell_num * 8) {
+          return Error::Corrupt(fmt::format("{}: tile {} has {} timestamp bytes for {} cells",
+                                            frag.dir(), t, stamps[fi][t].fixed.size(), cell_num));
+        }
+        ot.stamps = &stamps[fi][t];
       }
       if (ft.has_delete_meta && in.filter_timestamps) {
         ASSIGN_OR_RETURN(del, ReadTile(frag, FieldRef::DeleteTimestamps(), t, in.encrypted));
+        if (del.fixed.size() != cell_num * 8) {
+          return Error::Corrupt(
+              fmt::format("{}: tile {} has {} delete timestamp bytes for {} cells", frag.dir(), t,
+                          del.fixed.size(), cell_num));
+        }
       }
-      for (uint64_t p = 0; p < cells; ++p) {
-        uint64_t stamp = frag.name().t1;
-        if (ft.has_timestamps) std::memcpy(&stamp, ts.fixed.data() + p * 8, 8);
-        if (in.filter_timestamps && ft.has_timestamps && stamp > in.timestamp) continue;
+      const uint64_t base = uint64_t{gt} << order.pos_bits;
+      const bool filter = in.filter_timestamps && ft.has_timestamps;
+      if (!filter && del.fixed.empty()) {
+        for (uint64_t p = 0; p < cell_num; ++p) cells.push_back(base | p);
+        continue;
+      }
+      for (uint64_t p = 0; p < cell_num; ++p) {
+        if (filter) {
+          uint64_t stamp;
+          std::memcpy(&stamp, ot.stamps->fixed.data() + p * 8, 8);
+          if (stamp > in.timestamp) continue;
+        }
         if (!del.fixed.empty()) {
           uint64_t deleted_at;
           std::memcpy(&deleted_at, del.fixed.data() + p * 8, 8);
@@ -357,35 +416,20 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
               in.timestamp == UINT64_MAX ? deleted_at >= in.timestamp : deleted_at > in.timestamp;
           if (!visible) continue;
         }
-        entries.push_back({static_cast<uint32_t>(fi), static_cast<uint32_t>(p), t, stamp});
+        cells.push_back(base | p);
       }
     }
   }
-  auto coord = [&](const SparseEntry& e, size_t d) {
-    return coords[e.fragment][e.tile][d].cell(e.pos);
+  SortSparseCells(order, cells);
+
+  const uint64_t pos_mask = (uint64_t{1} << order.pos_bits) - 1;
+  auto entry_of = [&](uint64_t ord) {
+    const OrderTile& t = order.tiles[ord >> order.pos_bits];
+    uint64_t pos = ord & pos_mask;
+    uint64_t stamp = t.stamp;
+    if (t.stamps != nullptr) std::memcpy(&stamp, t.stamps->fixed.data() + pos * 8, 8);
+    return SparseEntry{t.fragment, static_cast<uint32_t>(pos), t.tile, stamp};
   };
-  auto compare_coords = [&](const SparseEntry& a, const SparseEntry& b) {
-    for (size_t d = 0; d < dims; ++d) {
-      int c = CompareValues(schema.dimensions[d].type, coord(a, d), coord(b, d));
-      if (c != 0) return c;
-    }
-    return 0;
-  };
-  std::sort(entries.begin(), entries.end(), [&](const SparseEntry& a, const SparseEntry& b) {
-    int c = compare_coords(a, b);
-    if (c != 0) return c < 0;
-    // Newest first: timestamp, then fragment order.
-    if (a.timestamp != b.timestamp) return a.timestamp > b.timestamp;
-    if (a.fragment != b.fragment) return a.fragment > b.fragment;
-    return a.pos > b.pos;
-  });
-  if (in.dedup && !schema.allows_dups && !entries.empty()) {
-    size_t w = 1;
-    for (size_t r = 1; r < entries.size(); ++r) {
-      if (compare_coords(entries[w - 1], entries[r]) != 0) entries[w++] = entries[r];
-    }
-    entries.resize(w);
-  }
   if (!in.deletes.empty()) {
     std::vector<std::map<std::pair<uint64_t, std::string>, DecodedTile>> cache(in.fragments.size());
     std::vector<const std::vector<std::string>*> processed(in.fragments.size(), nullptr);
@@ -397,8 +441,8 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
     }
     EntryCellValues values(in, coords, cache);
     size_t w = 0;
-    for (size_t r = 0; r < entries.size(); ++r) {
-      const SparseEntry& e = entries[r];
+    for (size_t r = 0; r < cells.size(); ++r) {
+      const SparseEntry e = entry_of(cells[r]);
       const FragmentMetadata& frag = *in.fragments[e.fragment];
       bool deleted = false;
       for (const DeleteRule& rule : in.deletes) {
@@ -419,15 +463,17 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
           break;
         }
       }
-      if (!deleted) entries[w++] = e;
+      if (!deleted) cells[w++] = cells[r];
     }
-    entries.resize(w);
+    cells.resize(w);
   }
 
   CellIndex index;
-  index.cell_count = entries.size();
-  index.refs.reserve(entries.size());
-  for (const auto& e : entries) index.refs.push_back({e.fragment, e.pos, e.tile});
+  index.cell_count = cells.size();
+  index.pos_bits = order.pos_bits;
+  index.sparse_tiles.reserve(order.tiles.size());
+  for (const OrderTile& t : order.tiles) index.sparse_tiles.push_back({t.fragment, t.tile});
+  // The coordinate columns, run by run.
   index.dims.resize(dims);
   index.box.resize(dims);
   for (size_t d = 0; d < dims; ++d) {
@@ -436,16 +482,293 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
     c.name = dim.name;
     c.type = dim.type;
     c.cell_val_num = dim.cell_val_num;
-    c.cell_count = entries.size();
-    if (dim.var()) c.offsets.reserve(entries.size() + 1);
-    for (const auto& e : entries) {
-      Bytes v = coord(e, d);
-      if (dim.var()) c.offsets.push_back(c.data.size());
-      c.data.insert(c.data.end(), v.begin(), v.end());
+    c.cell_count = cells.size();
+    if (dim.var()) c.offsets.reserve(cells.size() + 1);
+    const uint64_t size = dim.var() ? 0 : DatatypeSize(dim.type);
+    if (!dim.var()) c.data.resize(cells.size() * size);
+    for (size_t i = 0; i < cells.size();) {
+      const uint64_t ord = cells[i];
+      size_t j = i + 1;
+      while (j < cells.size() && cells[j] == ord + (j - i)) ++j;
+      const DecodedTile& dt = *order.tiles[ord >> order.pos_bits].dims[d];
+      const uint64_t pos = ord & pos_mask;
+      if (!dim.var() && dt.offsets.empty() && dt.cell_size == size) {
+        std::memcpy(c.data.data() + i * size, dt.fixed.data() + pos * size, (j - i) * size);
+      } else if (!dim.var()) {
+        return Error::Corrupt(fmt::format("dimension '{}': cells of {} bytes, expected {}",
+                                          dim.name, dt.cell_size, size));
+      } else {
+        for (uint64_t k = 0; k < j - i; ++k) {
+          Bytes v = dt.cell(pos + k);
+          c.offsets.push_back(c.data.size());
+          c.data.insert(c.data.end(), v.begin(), v.end());
+        }
+      }
+      i = j;
     }
     if (dim.var()) c.offsets.push_back(c.data.size());
   }
+  for (size_t d = 0; d < dims && !cells.empty(); ++d) {
+    const Column& c = index.dims[d];
+    Bytes lo = c.cell(0), hi = c.cell(0);
+    for (uint64_t i = 1; i < c.cell_count; ++i) {
+      Bytes v = c.cell(i);
+      if (CompareValues(c.type, v, lo) < 0) lo = v;
+      if (CompareValues(c.type, v, hi) > 0) hi = v;
+    }
+    index.box[d].lo.assign(lo.begin(), lo.end());
+    index.box[d].hi.assign(hi.begin(), hi.end());
+  }
+  index.ordinals = std::move(cells);
   return index;
+}
+
+// Views over integer coordinates whose bounds (the fragments' non-empty
+// domains) pack with the ordinal into 64 bits: each coordinate tile is
+// decoded, turned into keys and dropped, and the index keeps one uint64 per
+// cell. nullopt when the view does not qualify (or a coordinate lies outside
+// its fragment's non-empty domain): the caller takes the generic path.
+Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
+  const ArraySchema& schema = *in.schema;
+  const size_t dims = schema.dimensions.size();
+  if (!in.deletes.empty() || dims == 0) return std::optional<CellIndex>();
+  std::vector<Datatype> types;
+  for (const Dimension& d : schema.dimensions) {
+    if (d.var() || !Packable(d.type)) return std::optional<CellIndex>();
+    types.push_back(d.type);
+  }
+  OrderInput order;
+  order.types = types;
+  order.dedup = in.dedup && !schema.allows_dups;
+  std::vector<uint64_t> lo(dims, UINT64_MAX), hi(dims, 0);
+  uint64_t max_cells = 0, total_cells = 0;
+  for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
+    const FragmentMetadata& frag = *in.fragments[fi];
+    if (frag.schema().dimensions.size() != dims) {
+      return Error::Corrupt(fmt::format("{}: schema has {} dimensions, the array {}", frag.dir(),
+                                        frag.schema().dimensions.size(), dims));
+    }
+    if (frag.tile_num() == 0) continue;
+    const FragmentFooter& ft = frag.footer();
+    if (ft.null_non_empty_domain || ft.non_empty_domain.size() != dims) {
+      return std::optional<CellIndex>();
+    }
+    for (size_t d = 0; d < dims; ++d) {
+      const Range& r = ft.non_empty_domain[d];
+      const uint64_t size = DatatypeSize(types[d]);
+      if (r.lo.size() != size || r.hi.size() != size) return std::optional<CellIndex>();
+      lo[d] = std::min(lo[d], OrderedValue(types[d], r.lo.data()));
+      hi[d] = std::max(hi[d], OrderedValue(types[d], r.hi.data()));
+    }
+    for (uint64_t t = 0; t < frag.tile_num(); ++t) {
+      const uint64_t n = frag.TileCellNum(t);
+      max_cells = std::max(max_cells, n);
+      total_cells += n;
+      OrderTile ot;
+      ot.fragment = static_cast<uint32_t>(fi);
+      ot.tile = t;
+      ot.stamp = frag.name().t1;
+      order.tiles.push_back(std::move(ot));
+    }
+  }
+  CellIndex index;
+  index.box.resize(dims);
+  if (order.tiles.empty()) return std::optional<CellIndex>(std::move(index));
+  order.pos_bits = BitsFor(max_cells);
+  if (order.pos_bits > 32 || BitsFor(order.tiles.size()) + order.pos_bits > 63) {
+    return std::optional<CellIndex>();
+  }
+  const int ord_bits = BitsFor(((order.tiles.size() - 1) << order.pos_bits) | max_cells);
+  std::optional<KeyPacking> plan = KeyPacking::Plan(lo, hi, ord_bits);
+  if (!plan) return std::optional<CellIndex>();
+  const KeyPacking& k = *plan;
+  if (total_cells > DefaultLimits().max_view_cells) {
+    return Error::OutOfMemory(
+        fmt::format("sparse view of more than {} cells", DefaultLimits().max_view_cells));
+  }
+  std::vector<uint64_t> cells;
+  cells.reserve(total_cells);
+  std::vector<std::vector<DecodedTile>> stamps(in.fragments.size());
+  size_t gt = 0;
+  for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
+    const FragmentMetadata& frag = *in.fragments[fi];
+    const uint64_t tiles = frag.tile_num();
+    if (tiles == 0) continue;
+    const FragmentFooter& ft = frag.footer();
+    if (ft.has_timestamps) stamps[fi].resize(tiles);
+    bool zipped = !frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
+                  frag.FieldIndex(FieldRef::Dimension(0)) < 0;
+    std::vector<DecodedTile> coords;
+    for (uint64_t t = 0; t < tiles; ++t, ++gt) {
+      if (zipped) {
+        ASSIGN_OR_RETURN(coords, ReadZippedCoordsTile(frag, t, in.encrypted));
+      } else {
+        coords.clear();
+        for (size_t d = 0; d < dims; ++d) {
+          ASSIGN_OR_RETURN(DecodedTile dt, ReadTile(frag, FieldRef::Dimension(d), t, in.encrypted));
+          coords.push_back(std::move(dt));
+        }
+      }
+      const uint64_t cell_num = frag.TileCellNum(t);
+      for (size_t d = 0; d < dims; ++d) {
+        const DecodedTile& dt = coords[d];
+        if (dt.cell_num != cell_num) {
+          return Error::Corrupt(fmt::format("{}: tile {} has {} coordinates, expected {}",
+                                            frag.dir(), t, dt.cell_num, cell_num));
+        }
+        if (!dt.offsets.empty() || dt.cell_size != DatatypeSize(types[d])) {
+          return std::optional<CellIndex>();
+        }
+      }
+      OrderTile& ot = order.tiles[gt];
+      DecodedTile del;
+      if (ft.has_timestamps) {
+        ASSIGN_OR_RETURN(stamps[fi][t], ReadTile(frag, FieldRef::Timestamps(), t, in.encrypted));
+        if (stamps[fi][t].fixed.size() != cell_num * 8) {
+          return Error::Corrupt(fmt::format("{}: tile {} has {} timestamp bytes for {} cells",
+                                            frag.dir(), t, stamps[fi][t].fixed.size(), cell_num));
+        }
+        ot.stamps = &stamps[fi][t];
+      }
+      if (ft.has_delete_meta && in.filter_timestamps) {
+        ASSIGN_OR_RETURN(del, ReadTile(frag, FieldRef::DeleteTimestamps(), t, in.encrypted));
+        if (del.fixed.size() != cell_num * 8) {
+          return Error::Corrupt(
+              fmt::format("{}: tile {} has {} delete timestamp bytes for {} cells", frag.dir(), t,
+                          del.fixed.size(), cell_num));
+        }
+      }
+      const uint64_t base = uint64_t{gt} << order.pos_bits;
+      const bool filter = in.filter_timestamps && ft.has_timestamps;
+      const size_t first = cells.size();
+      for (uint64_t p = 0; p < cell_num; ++p) {
+        if (filter) {
+          uint64_t stamp;
+          std::memcpy(&stamp, ot.stamps->fixed.data() + p * 8, 8);
+          if (stamp > in.timestamp) continue;
+        }
+        if (!del.fixed.empty()) {
+          uint64_t deleted_at;
+          std::memcpy(&deleted_at, del.fixed.data() + p * 8, 8);
+          bool visible =
+              in.timestamp == UINT64_MAX ? deleted_at >= in.timestamp : deleted_at > in.timestamp;
+          if (!visible) continue;
+        }
+        cells.push_back(base | p);
+      }
+      // Keys, dimension by dimension; a coordinate outside the bounds
+      // means the non-empty domain lied: take the generic path.
+      uint64_t bad = 0;
+      for (size_t d = 0; d < dims; ++d) {
+        const uint8_t* values = coords[d].fixed.data();
+        const uint64_t size = DatatypeSize(types[d]);
+        const uint64_t dlo = k.lo[d], range = k.hi[d] - k.lo[d];
+        const int at = k.ord_bits + k.shift[d];
+        const uint64_t mask = (uint64_t{1} << order.pos_bits) - 1;
+        // A dimension with one value may sit at bit 64: no key bits.
+        const int sh = at < 64 ? at : 0;
+        const uint64_t keep = at < 64 ? ~uint64_t{0} : 0;
+        if (size == 8 && types[d] != Datatype::kUInt64) {
+          // int64-like, the common case: inline.
+          for (size_t i = first; i < cells.size(); ++i) {
+            uint64_t raw;
+            std::memcpy(&raw, values + (cells[i] & mask) * 8, 8);
+            const uint64_t v = (raw ^ (uint64_t{1} << 63)) - dlo;
+            bad |= v > range;
+            cells[i] |= (v << sh) & keep;
+          }
+          continue;
+        }
+        const OrderedLoad load = OrderedLoadFor(types[d]);
+        for (size_t i = first; i < cells.size(); ++i) {
+          const uint64_t v = load(values + (cells[i] & mask) * size) - dlo;
+          bad |= v > range;
+          cells[i] |= (v << sh) & keep;
+        }
+      }
+      if (bad) return std::optional<CellIndex>();
+    }
+  }
+  SortPackedCells(order, k, cells);
+  index.cell_count = cells.size();
+  index.pos_bits = order.pos_bits;
+  index.sparse_tiles.reserve(order.tiles.size());
+  for (const OrderTile& t : order.tiles) index.sparse_tiles.push_back({t.fragment, t.tile});
+  for (size_t d = 0; d < dims && !cells.empty(); ++d) {
+    uint64_t mn = UINT64_MAX, mx = 0;
+    if (d == 0) {
+      mn = k.Coordinate(cells.front(), 0), mx = k.Coordinate(cells.back(), 0);
+    } else {
+      for (uint64_t c : cells) {
+        uint64_t v = k.Coordinate(c, d);
+        mn = std::min(mn, v);
+        mx = std::max(mx, v);
+      }
+    }
+    const uint64_t size = DatatypeSize(types[d]);
+    index.box[d].lo.resize(size);
+    index.box[d].hi.resize(size);
+    FromOrdered(types[d], mn, index.box[d].lo.data());
+    FromOrdered(types[d], mx, index.box[d].hi.data());
+  }
+  index.packed = std::move(cells);
+  index.packing = std::move(plan);
+  return std::optional<CellIndex>(std::move(index));
+}
+
+}  // namespace
+
+Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
+  ASSIGN_OR_RETURN(std::optional<CellIndex> packed, BuildSparseIndexPacked(in));
+  if (packed) return std::move(*packed);
+  return BuildSparseIndexGeneric(in);
+}
+
+Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d,
+                             uint64_t first, uint64_t count) {
+  const Dimension& dim = schema.dimensions[d];
+  Column c;
+  c.name = dim.name;
+  c.type = dim.type;
+  c.cell_val_num = dim.cell_val_num;
+  c.cell_count = count;
+  if (index.packing) {
+    const uint64_t size = DatatypeSize(dim.type);
+    c.data.resize(count * size);
+    const KeyPacking& k = *index.packing;
+    uint8_t* out = c.data.data();
+    const uint64_t* cells = index.packed.data() + first;
+    if (size == 8) {
+      // 8-byte packable types: uint64 as it is, the others signed.
+      const uint64_t flip = dim.type == Datatype::kUInt64 ? 0 : uint64_t{1} << 63;
+      for (uint64_t i = 0; i < count; ++i) {
+        uint64_t v = k.Coordinate(cells[i], d) ^ flip;
+        std::memcpy(out + i * 8, &v, 8);
+      }
+    } else {
+      for (uint64_t i = 0; i < count; ++i) {
+        FromOrdered(dim.type, k.Coordinate(cells[i], d), out + i * size);
+      }
+    }
+    return c;
+  }
+  if (d >= index.dims.size()) {  // a view without cells
+    if (dim.var()) c.offsets.push_back(0);
+    return c;
+  }
+  const Column& all = index.dims[d];
+  if (all.var()) {
+    uint64_t base = all.offsets[first];
+    c.offsets.reserve(count + 1);
+    for (uint64_t i = first; i <= first + count; ++i) c.offsets.push_back(all.offsets[i] - base);
+    c.data.assign(all.data.begin() + static_cast<ptrdiff_t>(base),
+                  all.data.begin() + static_cast<ptrdiff_t>(all.offsets[first + count]));
+  } else {
+    uint64_t cs = all.cell_size();
+    c.data.assign(all.data.begin() + static_cast<ptrdiff_t>(first * cs),
+                  all.data.begin() + static_cast<ptrdiff_t>((first + count) * cs));
+  }
+  return c;
 }
 
 namespace {
@@ -534,68 +857,106 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
       footer_index[f] = in.fragments[f]->FieldIndex(FieldRef::Attribute(field[f]));
     }
   }
-  if (attr.var())
-    c.offsets.reserve(count + 1);
-  else
-    c.data.reserve(count * attr.cell_size());
-  if (attr.nullable) c.validity.reserve(count);
+  const bool var = attr.var();
+  const uint64_t cs = attr.cell_size();
+  if (var) {
+    c.offsets.resize(count + 1);
+  } else {
+    c.data.resize(count * cs);
+  }
+  if (attr.nullable) c.validity.resize(count);
 
   const uint64_t end = first + count;
   DecodeMissingTiles(in, index, field, footer_index, first, end, cache);
-  std::shared_ptr<const DecodedTile> tile;
-  TileKey tile_key;
+  // Tiles at hand, a few slots by (fragment, tile): views whose runs
+  // alternate between fragments go to the shared cache once per tile, not
+  // once per run.
+  struct Slot {
+    uint32_t fragment = CellRef::kFill;
+    uint64_t tile = 0;
+    std::shared_ptr<const DecodedTile> t;
+  };
+  constexpr size_t kSlots = 16;
+  std::array<Slot, kSlots> slots;
+  uint64_t done = 0;  // cells written
   for (uint64_t i = first; i < end;) {
     CellRun run = index.RunAt(i, end - i);
     i += run.count;
     const CellRef& r = run.ref;
     if (r.fragment == CellRef::kFill || field[r.fragment] < 0) {
       for (uint64_t k = 0; k < run.count; ++k) {
-        if (attr.var()) c.offsets.push_back(c.data.size());
-        c.data.insert(c.data.end(), fill.begin(), fill.end());
+        if (var) {
+          c.offsets[done + k] = c.data.size();
+          c.data.insert(c.data.end(), fill.begin(), fill.end());
+        } else if (cs > 0) {
+          std::memcpy(c.data.data() + (done + k) * cs, fill.data(), cs);
+        }
       }
-      if (attr.nullable) c.validity.insert(c.validity.end(), run.count, attr.fill_value_validity);
+      if (attr.nullable) {
+        std::memset(c.validity.data() + done, static_cast<uint8_t>(attr.fill_value_validity),
+                    run.count);
+      }
+      done += run.count;
       continue;
     }
     const FragmentMetadata& frag = *in.fragments[r.fragment];
-    TileKey key{&frag, footer_index[r.fragment], r.tile};
-    if (!tile || !(key == tile_key)) {
-      tile = cache.Get(key);
+    Slot& slot = slots[(r.tile * 7 + r.fragment) % kSlots];
+    if (!slot.t || slot.fragment != r.fragment || slot.tile != r.tile) {
+      TileKey key{&frag, footer_index[r.fragment], r.tile};
+      std::shared_ptr<const DecodedTile> tile = cache.Get(key);
       if (!tile) {
         ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field[r.fragment]),
                                                  r.tile, in.encrypted));
         tile = std::make_shared<const DecodedTile>(std::move(t));
         cache.Put(key, tile, in.fragments[r.fragment]);
       }
-      tile_key = key;
-      if (!attr.var() && tile->cell_size != attr.cell_size()) {
+      if (!var && tile->cell_size != cs) {
         return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
-                                          frag.dir(), name, tile->cell_size, attr.cell_size()));
+                                          frag.dir(), name, tile->cell_size, cs));
       }
+      slot.fragment = r.fragment;
+      slot.tile = r.tile;
+      slot.t = std::move(tile);
     }
+    const DecodedTile& tile = *slot.t;
     // The run's last position, overflow-checked, must lie in the tile.
     uint64_t last_pos;
     if (MulOverflow(run.count - 1, run.step, &last_pos) ||
-        AddOverflow(last_pos, uint64_t{r.pos}, &last_pos) || last_pos >= tile->cell_num) {
+        AddOverflow(last_pos, uint64_t{r.pos}, &last_pos) || last_pos >= tile.cell_num) {
       return Error::Corrupt(fmt::format("{}: cells from {} of tile {} beyond its {} cells",
-                                        frag.dir(), r.pos, r.tile, tile->cell_num));
+                                        frag.dir(), r.pos, r.tile, tile.cell_num));
     }
-    if (!attr.var() && run.step == 1) {
-      const uint8_t* src = tile->fixed.data() + uint64_t{r.pos} * tile->cell_size;
-      c.data.insert(c.data.end(), src, src + run.count * tile->cell_size);
+    if (!var) {
+      uint8_t* dst = c.data.data() + done * cs;
+      const uint8_t* src = tile.fixed.data() + uint64_t{r.pos} * cs;
+      if (run.step == 1) {
+        std::memcpy(dst, src, run.count * cs);
+      } else {
+        for (uint64_t k = 0; k < run.count; ++k)
+          std::memcpy(dst + k * cs, src + k * run.step * cs, cs);
+      }
+    } else if (run.step == 1 && !tile.offsets.empty()) {
+      // One block of values; offsets shifted to this column's.
+      const uint64_t from = tile.offsets[r.pos], to = tile.offsets[r.pos + run.count];
+      const uint64_t shift = c.data.size() - from;
+      for (uint64_t k = 0; k < run.count; ++k)
+        c.offsets[done + k] = tile.offsets[r.pos + k] + shift;
+      c.data.insert(c.data.end(), tile.var.data() + from, tile.var.data() + to);
     } else {
       for (uint64_t k = 0, pos = r.pos; k < run.count; ++k, pos += run.step) {
-        Bytes value = tile->cell(pos);
-        if (attr.var()) c.offsets.push_back(c.data.size());
+        Bytes value = tile.cell(pos);
+        c.offsets[done + k] = c.data.size();
         c.data.insert(c.data.end(), value.begin(), value.end());
       }
     }
     if (attr.nullable) {
       for (uint64_t k = 0, pos = r.pos; k < run.count; ++k, pos += run.step) {
-        c.validity.push_back(tile->valid(pos) ? 1 : 0);
+        c.validity[done + k] = tile.valid(pos) ? 1 : 0;
       }
     }
+    done += run.count;
   }
-  if (attr.var()) c.offsets.push_back(c.data.size());
+  if (var) c.offsets[count] = c.data.size();
   return c;
 }
 

@@ -18,6 +18,7 @@
 
 #include "core/fragment/fragment_metadata.h"
 #include "core/read/column.h"
+#include "core/read/sparse_order.h"
 #include "core/read/tile_cache.h"
 #include "core/read/tile_source.h"
 
@@ -100,15 +101,40 @@ class DenseLocator {
 
 struct CellIndex {
   uint64_t cell_count = 0;
-  std::vector<CellRef> refs;          // sparse: cell_count entries
+  // Sparse: the stored cell behind each view cell, as an ordinal
+  // (sparse_order.h): (tile << pos_bits) | pos, tile indexing sparse_tiles.
+  // Integer coordinates that pack (KeyPacking) are kept with it, one uint64
+  // per cell (`packed`: key << ord_bits | ordinal, the key holding the
+  // coordinates); otherwise `ordinals` and the coordinate columns `dims`.
+  struct SparseTile {
+    uint32_t fragment = 0;
+    uint64_t tile = 0;
+  };
+  std::vector<SparseTile> sparse_tiles;
+  int pos_bits = 0;
+  std::vector<uint64_t> ordinals;
+  std::vector<uint64_t> packed;
+  std::optional<KeyPacking> packing;
   std::optional<DenseLocator> dense;  // dense: computes refs
-  std::vector<Range> box;             // dense: the bounding box; sparse: coordinate ranges
-  std::vector<Column> dims;           // sparse: the coordinate columns (dense: computed)
-  std::vector<uint64_t> shape;        // dense: extents of box per dimension
+  std::vector<Range> box;       // dense: the bounding box; sparse: lowest and highest coordinates
+  std::vector<Column> dims;     // sparse without packing: the coordinate columns
+  std::vector<uint64_t> shape;  // dense: extents of box per dimension
 
-  CellRef At(uint64_t i) const { return dense ? dense->Locate(i) : refs[i]; }
+  CellRef At(uint64_t i) const { return dense ? dense->Locate(i) : RunAt(i, 1).ref; }
   // The run of at most `max` (>= 1) cells from cell i supplied by one tile.
   CellRun RunAt(uint64_t i, uint64_t max) const;
+  // Bytes the index holds (approximately).
+  uint64_t footprint() const;
+
+ private:
+  uint64_t OrdinalAt(uint64_t i) const {
+    return packing ? packing->OrdinalOf(packed[i]) : ordinals[i];
+  }
+  CellRef RefOf(uint64_t ordinal) const {
+    const SparseTile& t = sparse_tiles[ordinal >> pos_bits];
+    return CellRef{t.fragment, static_cast<uint32_t>(ordinal & ((uint64_t{1} << pos_bits) - 1)),
+                   t.tile};
+  }
 };
 
 Result<CellIndex> BuildDenseIndex(const ViewInputs& in);
@@ -118,6 +144,10 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in);
 // (coordinates of the box, row-major).
 Column DenseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d,
                             uint64_t first, uint64_t count);
+// Cells [first, first + count) of dimension d of a sparse index (the
+// caller checks the range).
+Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d,
+                             uint64_t first, uint64_t count);
 
 // Gathers cells [first, first + count) of the attribute `name` (of the view
 // schema). Fragments whose schema lacks the attribute contribute fill

@@ -1,0 +1,314 @@
+#include "core/read/sparse_order.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "core/read/coords.h"
+
+namespace tiledbfs::core {
+namespace {
+
+// A coordinate as a uint64 in the type's order (signed values offset by 2^63).
+template <class T>
+uint64_t Ordered(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  if constexpr (std::is_signed_v<T>) {
+    return static_cast<uint64_t>(static_cast<int64_t>(v)) ^ (uint64_t{1} << 63);
+  } else {
+    return static_cast<uint64_t>(v);
+  }
+}
+
+using OrderedFn = uint64_t (*)(const uint8_t*);
+
+// The order-preserving load for an integer-like type (CompareValues'
+// order), or null for other types.
+OrderedFn OrderedFor(Datatype t) {
+  switch (t) {
+    case Datatype::kInt8:
+      return &Ordered<int8_t>;
+    case Datatype::kUInt8:
+    case Datatype::kBool:
+      return &Ordered<uint8_t>;
+    case Datatype::kInt16:
+      return &Ordered<int16_t>;
+    case Datatype::kUInt16:
+      return &Ordered<uint16_t>;
+    case Datatype::kInt32:
+      return &Ordered<int32_t>;
+    case Datatype::kUInt32:
+      return &Ordered<uint32_t>;
+    case Datatype::kUInt64:
+      return &Ordered<uint64_t>;
+    default:
+      break;
+  }
+  if ((IsInteger(t) || IsDatetime(t) || IsTime(t)) && DatatypeSize(t) == 8) {
+    return &Ordered<int64_t>;
+  }
+  return nullptr;
+}
+
+class Cells {
+ public:
+  explicit Cells(const OrderInput& in)
+      : in_(in), mask_((uint64_t{1} << in.pos_bits) - 1), shift_(in.pos_bits) {}
+  const OrderTile& Tile(uint64_t ord) const { return in_.tiles[ord >> shift_]; }
+  uint64_t Pos(uint64_t ord) const { return ord & mask_; }
+  uint64_t Stamp(uint64_t ord) const {
+    const OrderTile& t = Tile(ord);
+    if (t.stamps == nullptr) return t.stamp;
+    uint64_t s;
+    std::memcpy(&s, t.stamps->fixed.data() + Pos(ord) * 8, 8);
+    return s;
+  }
+  // True if a (equal coordinates with b) comes first: the newer.
+  bool Newer(uint64_t a, uint64_t b) const {
+    uint64_t sa = Stamp(a), sb = Stamp(b);
+    if (sa != sb) return sa > sb;
+    const OrderTile &ta = Tile(a), &tb = Tile(b);
+    if (ta.fragment != tb.fragment) return ta.fragment > tb.fragment;
+    if (Pos(a) != Pos(b)) return Pos(a) > Pos(b);
+    return (a >> shift_) > (b >> shift_);
+  }
+  int CompareCoords(uint64_t a, uint64_t b) const {
+    const OrderTile &ta = Tile(a), &tb = Tile(b);
+    for (size_t d = 0; d < in_.types.size(); ++d) {
+      int c = CompareValues(in_.types[d], ta.dims[d]->cell(Pos(a)), tb.dims[d]->cell(Pos(b)));
+      if (c != 0) return c;
+    }
+    return 0;
+  }
+
+ private:
+  const OrderInput& in_;
+  uint64_t mask_;
+  int shift_;
+};
+
+// The packed path; false (cells untouched) when the coordinates do not pack.
+bool SortPacked(const OrderInput& in, std::vector<uint64_t>& cells) {
+  const size_t dims = in.types.size();
+  std::vector<OrderedFn> fn(dims);
+  for (size_t d = 0; d < dims; ++d) {
+    fn[d] = OrderedFor(in.types[d]);
+    if (fn[d] == nullptr) return false;
+  }
+  for (const OrderTile& t : in.tiles) {
+    if (t.dims.size() != dims) return false;
+    for (size_t d = 0; d < dims; ++d) {
+      if (!t.dims[d]->offsets.empty() || t.dims[d]->cell_size != DatatypeSize(in.types[d])) {
+        return false;
+      }
+    }
+  }
+  if (cells.empty()) return true;
+  const int shift = in.pos_bits;
+  const uint64_t mask = (uint64_t{1} << shift) - 1;
+  // Ranges of each dimension over the cells.
+  std::vector<uint64_t> lo(dims, UINT64_MAX), hi(dims, 0);
+  for (size_t d = 0; d < dims; ++d) {
+    const OrderedFn f = fn[d];
+    const uint64_t size = DatatypeSize(in.types[d]);
+    uint64_t mn = UINT64_MAX, mx = 0;
+    for (size_t i = 0; i < cells.size();) {
+      const uint64_t tile = cells[i] >> shift;
+      const uint8_t* base = in.tiles[tile].dims[d]->fixed.data();
+      for (; i < cells.size() && (cells[i] >> shift) == tile; ++i) {
+        uint64_t v = f(base + (cells[i] & mask) * size);
+        mn = std::min(mn, v);
+        mx = std::max(mx, v);
+      }
+    }
+    lo[d] = mn, hi[d] = mx;
+  }
+  auto plan = KeyPacking::Plan(lo, hi, BitsFor(cells.back()));
+  if (!plan) return false;
+  const KeyPacking& k = *plan;
+  for (size_t i = 0; i < cells.size();) {
+    const uint64_t tile = cells[i] >> shift;
+    const OrderTile& t = in.tiles[tile];
+    for (; i < cells.size() && (cells[i] >> shift) == tile; ++i) {
+      const uint64_t pos = cells[i] & mask;
+      uint64_t key = 0;
+      for (size_t d = 0; d < dims; ++d) {
+        const uint64_t size = DatatypeSize(in.types[d]);
+        const uint64_t v = fn[d](t.dims[d]->fixed.data() + pos * size) - k.lo[d];
+        if (k.shift[d] < 64) key |= v << k.shift[d];
+      }
+      if (k.key_bits > 0) cells[i] |= key << k.ord_bits;
+    }
+  }
+  SortPackedCells(in, k, cells);
+  for (uint64_t& c : cells) c = k.OrdinalOf(c);
+  return true;
+}
+
+}  // namespace
+
+int BitsFor(uint64_t max) { return max == 0 ? 0 : 64 - std::countl_zero(max); }
+
+bool Packable(Datatype t) { return OrderedFor(t) != nullptr; }
+
+uint64_t OrderedValue(Datatype t, const uint8_t* value) { return OrderedFor(t)(value); }
+
+OrderedLoad OrderedLoadFor(Datatype t) { return OrderedFor(t); }
+
+void FromOrdered(Datatype t, uint64_t v, uint8_t* out) {
+  bool is_signed = t == Datatype::kInt8 || t == Datatype::kInt16 || t == Datatype::kInt32 ||
+                   (OrderedFor(t) == &Ordered<int64_t>);
+  if (is_signed) v ^= uint64_t{1} << 63;
+  // Little-endian two's complement: the low bytes are the narrower value.
+  std::memcpy(out, &v, std::min<uint64_t>(DatatypeSize(t), 8));
+}
+
+std::optional<KeyPacking> KeyPacking::Plan(std::vector<uint64_t> lo, std::vector<uint64_t> hi,
+                                           int ord_bits) {
+  KeyPacking k;
+  const size_t dims = lo.size();
+  k.shift.resize(dims);
+  k.mask.resize(dims);
+  int total = 0;
+  for (size_t d = dims; d-- > 0;) {
+    if (hi[d] < lo[d]) return std::nullopt;
+    const int bits = BitsFor(hi[d] - lo[d]);
+    k.shift[d] = total;
+    k.mask[d] = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+    total += bits;
+    if (total > 64) return std::nullopt;
+  }
+  if (ord_bits >= 64 || total + ord_bits > 64) return std::nullopt;
+  k.lo = std::move(lo);
+  k.hi = std::move(hi);
+  k.ord_bits = ord_bits;
+  k.key_bits = total;
+  return k;
+}
+
+void RadixSortKeys(std::vector<uint64_t>& values, int lo, int hi) {
+  const int width = hi - lo;
+  const size_t n = values.size();
+  std::vector<uint64_t> scratch;
+  if (width <= 11 || n < (size_t{1} << 16)) return RadixSortBits(values, lo, hi, scratch);
+  // In place by the top digit (no copy of the whole array), then each
+  // bucket on the rest with a scratch the size of the largest bucket.
+  const int top = 11;
+  const int at = hi - top;
+  const size_t buckets = size_t{1} << top;
+  auto digit = [&](uint64_t v) { return static_cast<size_t>((v >> at) & (buckets - 1)); };
+  std::vector<size_t> next(buckets + 1, 0), end(buckets, 0);
+  for (uint64_t v : values) ++next[digit(v) + 1];
+  for (size_t b = 0; b < buckets; ++b) next[b + 1] += next[b];
+  for (size_t b = 0; b < buckets; ++b) end[b] = next[b + 1];
+  std::vector<size_t> first(next.begin(), next.end());
+  uint64_t* a = values.data();
+  for (size_t b = 0; b < buckets; ++b) {
+    while (next[b] < end[b]) {
+      uint64_t v = a[next[b]];
+      size_t db = digit(v);
+      while (db != b) {
+        std::swap(v, a[next[db]++]);
+        db = digit(v);
+      }
+      a[next[b]++] = v;
+    }
+  }
+  std::vector<uint64_t> bucket;
+  for (size_t b = 0; b < buckets; ++b) {
+    const size_t from = first[b], to = first[b + 1];
+    if (to - from < 2) continue;
+    bucket.assign(a + from, a + to);
+    RadixSortBits(bucket, lo, at, scratch);
+    std::copy(bucket.begin(), bucket.end(), a + from);
+  }
+}
+
+void SortPackedCells(const OrderInput& in, const KeyPacking& k, std::vector<uint64_t>& cells) {
+  RadixSortKeys(cells, k.ord_bits, k.ord_bits + k.key_bits);
+  // Equal coordinates: newest first; with dedup only that one.
+  Cells c(in);
+  size_t w = 0;
+  std::vector<uint64_t> group;
+  for (size_t i = 0; i < cells.size();) {
+    const uint64_t key = k.KeyOf(cells[i]);
+    size_t j = i + 1;
+    while (j < cells.size() && k.KeyOf(cells[j]) == key) ++j;
+    if (j == i + 1) {
+      cells[w++] = cells[i];
+    } else {
+      group.assign(cells.begin() + static_cast<ptrdiff_t>(i),
+                   cells.begin() + static_cast<ptrdiff_t>(j));
+      std::sort(group.begin(), group.end(),
+                [&](uint64_t a, uint64_t b) { return c.Newer(k.OrdinalOf(a), k.OrdinalOf(b)); });
+      if (in.dedup) group.resize(1);
+      for (uint64_t g : group) cells[w++] = g;
+    }
+    i = j;
+  }
+  cells.resize(w);
+}
+
+void RadixSortBits(std::vector<uint64_t>& values, int lo, int hi, std::vector<uint64_t>& scratch) {
+  const int width = hi - lo;
+  const size_t n = values.size();
+  if (width <= 0 || n < 2) return;
+  const int passes = (width + 10) / 11;
+  const int digit = (width + passes - 1) / passes;
+  const size_t buckets = size_t{1} << digit;
+  const uint64_t dmask = buckets - 1;
+  // The last pass may be narrower: bits at and above hi are not the key.
+  std::vector<uint64_t> masks(passes, dmask);
+  masks[passes - 1] = (uint64_t{1} << (width - (passes - 1) * digit)) - 1;
+  std::vector<uint64_t> counts(static_cast<size_t>(passes) * buckets, 0);
+  for (uint64_t v : values) {
+    for (int p = 0; p < passes; ++p) ++counts[p * buckets + ((v >> (lo + p * digit)) & masks[p])];
+  }
+  scratch.resize(n);
+  uint64_t* src = values.data();
+  uint64_t* dst = scratch.data();
+  for (int p = 0; p < passes; ++p) {
+    uint64_t* count = counts.data() + p * buckets;
+    const int at = lo + p * digit;
+    const uint64_t m = masks[p];
+    // A pass whose digit is the same everywhere moves nothing.
+    if (count[(src[0] >> at) & m] == n) continue;
+    uint64_t sum = 0;
+    for (size_t b = 0; b < buckets; ++b) {
+      uint64_t c = count[b];
+      count[b] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t v = src[i];
+      dst[count[(v >> at) & m]++] = v;
+    }
+    std::swap(src, dst);
+  }
+  if (src != values.data()) values.swap(scratch);
+}
+
+void SortSparseCellsGeneric(const OrderInput& in, std::vector<uint64_t>& cells) {
+  Cells c(in);
+  std::sort(cells.begin(), cells.end(), [&](uint64_t a, uint64_t b) {
+    int k = c.CompareCoords(a, b);
+    if (k != 0) return k < 0;
+    return c.Newer(a, b);
+  });
+  if (in.dedup && !cells.empty()) {
+    size_t w = 1;
+    for (size_t r = 1; r < cells.size(); ++r) {
+      if (c.CompareCoords(cells[w - 1], cells[r]) != 0) cells[w++] = cells[r];
+    }
+    cells.resize(w);
+  }
+}
+
+void SortSparseCells(const OrderInput& in, std::vector<uint64_t>& cells, bool* packed) {
+  bool p = SortPacked(in, cells);
+  if (!p) SortSparseCellsGeneric(in, cells);
+  if (packed != nullptr) *packed = p;
+}
+
+}  // namespace tiledbfs::core

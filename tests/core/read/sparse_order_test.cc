@@ -1,0 +1,331 @@
+// SortSparseCells (packed radix path and comparator path) against a
+// straightforward reference: std::sort with CompareValues on every
+// dimension, then newest first, then dedup.
+#include "core/read/sparse_order.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "core/read/coords.h"
+
+namespace tiledbfs::core {
+namespace {
+
+// Owns the decoded tiles an OrderInput points into.
+struct Fixture {
+  std::vector<std::unique_ptr<DecodedTile>> owned;
+  OrderInput in;
+  std::vector<uint64_t> cells;  // every cell, ascending ordinals
+
+  DecodedTile* Own(DecodedTile t) {
+    owned.push_back(std::make_unique<DecodedTile>(std::move(t)));
+    return owned.back().get();
+  }
+};
+
+template <class T>
+DecodedTile FixedTile(const std::vector<T>& v) {
+  DecodedTile t;
+  t.cell_num = v.size();
+  t.cell_size = sizeof(T);
+  t.fixed.resize(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(t.fixed.data(), v.data(), t.fixed.size());
+  return t;
+}
+
+DecodedTile VarTile(const std::vector<std::string>& v) {
+  DecodedTile t;
+  t.cell_num = v.size();
+  t.offsets.push_back(0);
+  for (const auto& s : v) {
+    t.var.insert(t.var.end(), s.begin(), s.end());
+    t.offsets.push_back(t.var.size());
+  }
+  return t;
+}
+
+// fragments x tiles of random sizes; coordinates from gen(rng) per
+// dimension; every third fragment has per-cell timestamps.
+template <class T, class Gen>
+Fixture MakeRandom(uint32_t seed, Datatype type, size_t dims, int fragments, Gen gen, bool dedup) {
+  std::mt19937_64 rng(seed);
+  Fixture f;
+  f.in.types.assign(dims, type);
+  f.in.dedup = dedup;
+  uint64_t max_cells = 0;
+  struct Pending {
+    OrderTile tile;
+    uint64_t cells;
+  };
+  std::vector<Pending> pending;
+  for (int fi = 0; fi < fragments; ++fi) {
+    int tiles = 1 + static_cast<int>(rng() % 3);
+    bool stamped = fi % 3 == 2;
+    for (int t = 0; t < tiles; ++t) {
+      uint64_t n = 1 + rng() % 40;
+      max_cells = std::max(max_cells, n);
+      OrderTile ot;
+      ot.fragment = static_cast<uint32_t>(fi);
+      ot.tile = static_cast<uint64_t>(t);
+      ot.stamp = 10 + static_cast<uint64_t>(fi) / 2;  // pairs of fragments share a stamp
+      for (size_t d = 0; d < dims; ++d) {
+        std::vector<T> v(n);
+        for (auto& x : v) x = gen(rng);
+        ot.dims.push_back(f.Own(FixedTile(v)));
+      }
+      if (stamped) {
+        std::vector<uint64_t> s(n);
+        for (auto& x : s) x = 5 + rng() % 20;
+        ot.stamps = f.Own(FixedTile(s));
+      }
+      pending.push_back({ot, n});
+    }
+  }
+  f.in.pos_bits = BitsFor(max_cells);
+  for (size_t g = 0; g < pending.size(); ++g) {
+    f.in.tiles.push_back(pending[g].tile);
+    for (uint64_t p = 0; p < pending[g].cells; ++p) {
+      f.cells.push_back((uint64_t{g} << f.in.pos_bits) | p);
+    }
+  }
+  return f;
+}
+
+// The reference order, written out from the definition.
+std::vector<uint64_t> Reference(const OrderInput& in, std::vector<uint64_t> cells) {
+  const uint64_t mask = (uint64_t{1} << in.pos_bits) - 1;
+  auto tile = [&](uint64_t o) -> const OrderTile& { return in.tiles[o >> in.pos_bits]; };
+  auto stamp = [&](uint64_t o) {
+    const OrderTile& t = tile(o);
+    if (!t.stamps) return t.stamp;
+    uint64_t s;
+    std::memcpy(&s, t.stamps->fixed.data() + (o & mask) * 8, 8);
+    return s;
+  };
+  auto coords = [&](uint64_t a, uint64_t b) {
+    for (size_t d = 0; d < in.types.size(); ++d) {
+      int c = CompareValues(in.types[d], tile(a).dims[d]->cell(a & mask),
+                            tile(b).dims[d]->cell(b & mask));
+      if (c != 0) return c;
+    }
+    return 0;
+  };
+  std::sort(cells.begin(), cells.end(), [&](uint64_t a, uint64_t b) {
+    int c = coords(a, b);
+    if (c != 0) return c < 0;
+    if (stamp(a) != stamp(b)) return stamp(a) > stamp(b);
+    if (tile(a).fragment != tile(b).fragment) return tile(a).fragment > tile(b).fragment;
+    if ((a & mask) != (b & mask)) return (a & mask) > (b & mask);
+    return (a >> in.pos_bits) > (b >> in.pos_bits);
+  });
+  if (in.dedup) {
+    std::vector<uint64_t> out;
+    for (uint64_t c : cells) {
+      if (out.empty() || coords(out.back(), c) != 0) out.push_back(c);
+    }
+    return out;
+  }
+  return cells;
+}
+
+void ExpectBothPathsMatch(const Fixture& f, bool expect_packed) {
+  std::vector<uint64_t> want = Reference(f.in, f.cells);
+  std::vector<uint64_t> got = f.cells;
+  bool packed = false;
+  SortSparseCells(f.in, got, &packed);
+  EXPECT_EQ(packed, expect_packed);
+  EXPECT_EQ(got, want);
+  std::vector<uint64_t> generic = f.cells;
+  SortSparseCellsGeneric(f.in, generic);
+  EXPECT_EQ(generic, want);
+}
+
+TEST(SparseOrderTest, RandomInt64WithNegativesAndDuplicates) {
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    for (bool dedup : {true, false}) {
+      auto gen = [](std::mt19937_64& r) { return static_cast<int64_t>(r() % 21) - 10; };
+      Fixture f = MakeRandom<int64_t>(seed, Datatype::kInt64, 2, 1 + seed % 6, gen, dedup);
+      SCOPED_TRACE(::testing::Message() << "seed " << seed << " dedup " << dedup);
+      ExpectBothPathsMatch(f, true);
+    }
+  }
+}
+
+TEST(SparseOrderTest, RandomSmallTypesThreeDims) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    auto g8 = [](std::mt19937_64& r) { return static_cast<int8_t>(r() % 256); };
+    Fixture a = MakeRandom<int8_t>(seed, Datatype::kInt8, 3, 4, g8, true);
+    ExpectBothPathsMatch(a, true);
+    auto gu16 = [](std::mt19937_64& r) { return static_cast<uint16_t>(r() % 7 * 9000); };
+    Fixture b = MakeRandom<uint16_t>(seed, Datatype::kUInt16, 3, 5, gu16, false);
+    ExpectBothPathsMatch(b, true);
+    auto g32 = [](std::mt19937_64& r) { return static_cast<int32_t>(r() % 5) - 100000; };
+    Fixture c = MakeRandom<int32_t>(seed, Datatype::kInt32, 1, 3, g32, true);
+    ExpectBothPathsMatch(c, true);
+  }
+}
+
+TEST(SparseOrderTest, RandomDatetimeAndUint64) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    auto g = [](std::mt19937_64& r) { return static_cast<int64_t>(r() % 9) * -1000000007LL; };
+    Fixture a = MakeRandom<int64_t>(seed, Datatype::kDatetimeMs, 1, 4, g, true);
+    ExpectBothPathsMatch(a, true);
+    auto gu = [](std::mt19937_64& r) { return UINT64_MAX - r() % 13; };
+    Fixture b = MakeRandom<uint64_t>(seed, Datatype::kUInt64, 2, 4, gu, seed % 2 == 0);
+    ExpectBothPathsMatch(b, true);
+  }
+}
+
+TEST(SparseOrderTest, WideRangesFallBackToComparator) {
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    auto g = [](std::mt19937_64& r) {
+      return r() % 2 ? INT64_MIN + static_cast<int64_t>(r() % 3)
+                     : INT64_MAX - static_cast<int64_t>(r() % 3);
+    };
+    Fixture f = MakeRandom<int64_t>(seed, Datatype::kInt64, 2, 3, g, true);
+    ExpectBothPathsMatch(f, false);
+  }
+}
+
+TEST(SparseOrderTest, FloatsUseComparator) {
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    auto g = [](std::mt19937_64& r) { return static_cast<double>(r() % 7) - 3.5; };
+    Fixture f = MakeRandom<double>(seed, Datatype::kFloat64, 2, 3, g, seed % 2 == 0);
+    ExpectBothPathsMatch(f, false);
+  }
+}
+
+TEST(SparseOrderTest, StringDimensionUsesComparator) {
+  Fixture f;
+  f.in.types = {Datatype::kStringAscii, Datatype::kInt32};
+  f.in.pos_bits = BitsFor(4);
+  std::vector<std::vector<std::string>> s = {{"b", "a", "", "ab"}, {"a", "b", "ab", "abc"}};
+  std::vector<std::vector<int32_t>> i = {{1, 2, 3, 4}, {2, 1, 3, 0}};
+  for (uint32_t k = 0; k < 2; ++k) {
+    OrderTile t;
+    t.fragment = k;
+    t.stamp = 1 + k;
+    t.dims = {f.Own(VarTile(s[k])), f.Own(FixedTile(i[k]))};
+    f.in.tiles.push_back(t);
+    for (uint64_t p = 0; p < 4; ++p) f.cells.push_back((uint64_t{k} << f.in.pos_bits) | p);
+  }
+  ExpectBothPathsMatch(f, false);
+}
+
+TEST(SparseOrderTest, EmptyAndSingleCoordinate) {
+  Fixture f;
+  f.in.types = {Datatype::kInt64};
+  f.in.pos_bits = BitsFor(3);
+  OrderTile t;
+  t.dims = {f.Own(FixedTile(std::vector<int64_t>{7, 7, 7}))};
+  f.in.tiles.push_back(t);
+  std::vector<uint64_t> none;
+  SortSparseCells(f.in, none);
+  EXPECT_TRUE(none.empty());
+  f.cells = {0, 1, 2};
+  ExpectBothPathsMatch(f, true);  // dedup: the last position wins
+  std::vector<uint64_t> got = f.cells;
+  SortSparseCells(f.in, got);
+  EXPECT_EQ(got, std::vector<uint64_t>{2});
+}
+
+TEST(SparseOrderTest, LargeInputTakesTheInPlacePath) {
+  // Over 2^16 cells with keys wider than one digit: RadixSortKeys sorts in
+  // place by the top digit, then bucket by bucket.
+  std::mt19937_64 rng(11);
+  Fixture f;
+  f.in.types = {Datatype::kInt64, Datatype::kInt32};
+  f.in.dedup = true;
+  const uint64_t n = 30000;
+  f.in.pos_bits = BitsFor(n);
+  for (uint32_t fi = 0; fi < 3; ++fi) {
+    for (uint64_t t = 0; t < 2; ++t) {
+      std::vector<int64_t> r(n);
+      std::vector<int32_t> c(n);
+      for (auto& x : r) x = static_cast<int64_t>(rng() % 1001) - 500;
+      for (auto& x : c) x = static_cast<int32_t>(rng() % 2001) - 1000;
+      OrderTile ot;
+      ot.fragment = fi;
+      ot.tile = t;
+      ot.stamp = 100 + fi;
+      ot.dims = {f.Own(FixedTile(r)), f.Own(FixedTile(c))};
+      const uint64_t g = f.in.tiles.size();
+      f.in.tiles.push_back(ot);
+      for (uint64_t p = 0; p < n; ++p) f.cells.push_back((g << f.in.pos_bits) | p);
+    }
+  }
+  ExpectBothPathsMatch(f, true);
+  f.in.dedup = false;
+  ExpectBothPathsMatch(f, true);
+}
+
+TEST(SparseOrderTest, RadixSortKeysSortsByTheKeyBits) {
+  std::mt19937_64 rng(5);
+  for (int width : {5, 12, 29, 40}) {
+    std::vector<uint64_t> v(200000);
+    for (auto& x : v) x = rng() & ((uint64_t{1} << (width + 7)) - 1);
+    std::vector<uint64_t> got = v;
+    RadixSortKeys(got, 7, 7 + width);
+    auto key = [&](uint64_t x) { return x >> 7; };
+    EXPECT_TRUE(std::is_sorted(got.begin(), got.end(), [&](uint64_t a, uint64_t b) {
+      return key(a) < key(b);
+    })) << width;
+    std::sort(v.begin(), v.end());
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, v) << width;  // the same values
+  }
+}
+
+TEST(SparseOrderTest, KeyPackingRoundTripsCoordinates) {
+  for (Datatype t : {Datatype::kInt8, Datatype::kUInt16, Datatype::kInt32, Datatype::kInt64,
+                     Datatype::kUInt64, Datatype::kDatetimeMs}) {
+    ASSERT_TRUE(Packable(t));
+    for (int64_t x : {int64_t{-128}, int64_t{-1}, int64_t{0}, int64_t{1}, int64_t{127}}) {
+      uint8_t in[8] = {}, out[8] = {};
+      std::memcpy(in, &x, DatatypeSize(t));
+      if ((t == Datatype::kUInt16 || t == Datatype::kUInt64) && x < 0) continue;
+      FromOrdered(t, OrderedValue(t, in), out);
+      EXPECT_EQ(std::memcmp(in, out, DatatypeSize(t)), 0);
+    }
+  }
+  EXPECT_FALSE(Packable(Datatype::kFloat64));
+  EXPECT_FALSE(Packable(Datatype::kStringAscii));
+  EXPECT_LT(OrderedValue(Datatype::kInt32, reinterpret_cast<const uint8_t*>("\xff\xff\xff\xff")),
+            OrderedValue(Datatype::kInt32, reinterpret_cast<const uint8_t*>("\0\0\0\0")));
+  auto k = KeyPacking::Plan({10, 0}, {20, 7}, 5);  // 4 + 3 key bits
+  ASSERT_TRUE(k.has_value());
+  EXPECT_EQ(k->key_bits, 7);
+  uint64_t packed = (((uint64_t{13} - 10) << 3 | 6) << 5) | 17;
+  EXPECT_EQ(k->Coordinate(packed, 0), 13u);
+  EXPECT_EQ(k->Coordinate(packed, 1), 6u);
+  EXPECT_EQ(k->OrdinalOf(packed), 17u);
+  EXPECT_FALSE(KeyPacking::Plan({0, 0}, {UINT64_MAX, 1}, 0).has_value());
+  EXPECT_FALSE(KeyPacking::Plan({0}, {uint64_t{1} << 40}, 30).has_value());
+}
+
+TEST(SparseOrderTest, RadixSortBitsIsStable) {
+  std::mt19937_64 rng(7);
+  for (int lo : {0, 3, 20}) {
+    for (int width : {1, 11, 12, 23, 40}) {
+      if (lo + width > 64) continue;
+      std::vector<uint64_t> v(5000);
+      for (auto& x : v)
+        x = rng() & (width + lo >= 64 ? ~uint64_t{0} : (uint64_t{1} << (lo + width + 2)) - 1);
+      std::vector<uint64_t> want = v;
+      auto key = [&](uint64_t x) {
+        return (x >> lo) & (width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1);
+      };
+      std::stable_sort(want.begin(), want.end(),
+                       [&](uint64_t a, uint64_t b) { return key(a) < key(b); });
+      std::vector<uint64_t> scratch;
+      RadixSortBits(v, lo, lo + width, scratch);
+      EXPECT_EQ(v, want) << "lo " << lo << " width " << width;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tiledbfs::core
