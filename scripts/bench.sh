@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Benchmarks of issue 5 (first increment: array (a), targets 1-3), every figure beside
-# its baseline measured in the same run.
+# Benchmarks of issue 5: targets 1-3 on array (a), 4 on arrays (c), 5 on array (b), every
+# figure beside its baseline or target measured in the same run.
 #   scripts/bench.sh [DIR]
 # DIR holds the arrays of scripts/make-bench-arrays.sh (made there if missing, at
-# BENCH_SCALE MiB, default 1024). Environment:
+# BENCH_SCALE MiB, default 1024; targets 4 and 5 are skipped when their arrays are
+# missing). Environment:
 #   BENCH_SCALE=MiB     size of the arrays made when missing (multiple of 32)
 #   BENCH_RUNS=N        hyperfine runs per command (default 5)
 #   BENCH_CACHE=SIZE    -o cache_size of the RSS benchmark (default 256M)
@@ -257,3 +258,71 @@ echo "(3) daemon peak RSS, 8 readers cat 8 different $mib MiB files of dense16 a
 printf '    VmHWM %d MiB (idle after mount %d MiB); %.2f s for %d MiB   %s x (cache_size %s + 64 MiB = %d MiB, target <= 1)\n' \
   $((hwm / 1024)) $((base_rss / 1024)) "$(python3 -c "print($t1-$t0)")" $((8 * mib)) \
   "$(ratio "$hwm" "$limit_kib")" "$rss_cache" $((limit_kib / 1024))
+echo
+
+# ---- (4) many fragments: mount and list ---------------------------------------------------
+# Array (c): 10,000 small sparse fragments, with __fragment_meta/ (frags10k_meta) and
+# without (frags10k). A fresh mount per run: mount + `ls -l` of the root and of history/
+# (one folder per instant); then, on a fresh mount, `find -maxdepth 3` (every history/<T>/
+# and fragments/<name>/ folder listed) per entry listed.
+echo "(4) 10,000 fragments: mount + ls -l MNT MNT/history; find MNT -maxdepth 3"
+for name in frags10k_meta frags10k; do
+  array=$dir/$name
+  if [ "$name" = frags10k_meta ]; then target=0.5; else target=3; fi
+  if [ ! -d "$array" ]; then
+    echo "    $name: SKIPPED, $array missing (scripts/make-bench-arrays.sh makes it)"
+    continue
+  fi
+  hyperfine -N --style none --runs "$runs" --export-json "$work/t4.json" \
+    --prepare "bash -c 'fusermount3 -u $mnt 2>/dev/null; true'" \
+    "bash -c '$bin/tiledbfs $array $mnt && ls -l $mnt $mnt/history >/dev/null'" >/dev/null
+  fusermount3 -u "$mnt" 2>/dev/null || true
+  read -r t4 t4_sd < <(hf_mean "$work/t4.json" 0)
+  mount_fg "$array"
+  t0=$(date +%s.%N)
+  entries=$(find "$mnt" -maxdepth 3 | wc -l)
+  t1=$(date +%s.%N)
+  unmount "$mnt"
+  frags=$(find "$array/__fragments" -mindepth 1 -maxdepth 1 | wc -l)
+  printf '    %-14s %5d fragments: mount + ls -l %8s ms (sd %s)   %s x the %s s target (<= 1 meets it)\n' \
+    "$name" "$frags" "$(ms "$t4")" "$(ms "$t4_sd")" "$(ratio "$t4" "$target")" "$target"
+  us=$(python3 -c "print(f'{($t1-$t0)*1e6/max($entries,1):.1f}')")
+  printf '    %-14s find -maxdepth 3: %d entries in %s ms = %s us/entry   %s x the 20 us target (<= 1)\n' \
+    "" "$entries" "$(ms "$(python3 -c "print($t1-$t0)")")" "$us" "$(ratio "$us" 20)"
+done
+echo
+
+# ---- (5) data.csv of a sparse array ----------------------------------------------------------
+# Array (b): the whole of data.csv (every cell of 8 interleaved fragments, rendered) through
+# the mount on a fresh mount (layout pass and decode), again on the same mount, and
+# in-process (tiledbfs-view, no FUSE).
+array=$dir/sparse8
+if [ ! -d "$array" ]; then
+  echo "(5) data.csv of sparse8: SKIPPED, $array missing (scripts/make-bench-arrays.sh makes it)"
+  exit 0
+fi
+mount_fg "$array"
+csv_bytes=$(stat -c %s "$mnt/data.csv")
+unmount "$mnt"
+hyperfine -N --style none --runs "$runs" --export-json "$work/csv_cold.json" \
+  --prepare "bash -c 'fusermount3 -u $mnt 2>/dev/null; $bin/tiledbfs $array $mnt'" \
+  "cat $mnt/data.csv" >/dev/null
+fusermount3 -u "$mnt" 2>/dev/null || true
+mount_fg "$array"
+cat "$mnt/data.csv" >/dev/null  # the first read of this mount
+hyperfine -N --style none --runs "$runs" --export-json "$work/csv_warm.json" \
+  "cat $mnt/data.csv" "$bin/tiledbfs-view $array data.csv" >/dev/null
+unmount "$mnt"
+read -r c1 c1_sd < <(hf_mean "$work/csv_cold.json" 0)
+read -r c2 c2_sd < <(hf_mean "$work/csv_warm.json" 0)
+read -r cv cv_sd < <(hf_mean "$work/csv_warm.json" 1)
+mbps() { python3 -c "import sys; print(f'{$csv_bytes/float(sys.argv[1])/1e6:.0f}')" "$1"; }
+to200() { python3 -c "import sys; print(f'{$csv_bytes/float(sys.argv[1])/1e6/200:.2f}')" "$1"; }
+echo "(5) cat data.csv > /dev/null of sparse8 ($csv_bytes bytes)    time ms    MB/s   ratio"
+printf '    mount, first read (fresh mount per run)    %8s %7s   %s x the 200 MB/s target (>= 1 meets it)\n' \
+  "$(ms "$c1")" "$(mbps "$c1")" "$(to200 "$c1")"
+printf '    mount, second read (same mount)            %8s %7s   %s x the 200 MB/s target\n' \
+  "$(ms "$c2")" "$(mbps "$c2")" "$(to200 "$c2")"
+printf '    in-process: tiledbfs-view (no FUSE)        %8s %7s   %s x the 200 MB/s target\n' \
+  "$(ms "$cv")" "$(mbps "$cv")" "$(to200 "$cv")"
+echo "    (stddev ms: first $(ms "$c1_sd"), second $(ms "$c2_sd"), view $(ms "$cv_sd"))"

@@ -20,10 +20,6 @@ bool TakesPartialOverlap(const TimestampedName& name, bool sparse) {
   return sparse && name.version >= 15;
 }
 
-bool InView(const TimestampedName& name, uint64_t t, bool sparse) {
-  return TakesPartialOverlap(name, sparse) ? name.t1 <= t : name.t2 <= t;
-}
-
 // The encryption type byte of a generic tile header (offset 29).
 Result<bool> TileIsEncrypted(const Storage& storage, const std::string& path) {
   ASSIGN_OR_RETURN(ByteVec head, storage.Read(path, 0, kGenericTileFixedHeaderSize));
@@ -73,6 +69,7 @@ Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<const Storage> storag
     a->schemas_[f.name] = ptr;
     a->schema_order_.push_back(ptr);
   }
+  a->Index();
   return a;
 }
 
@@ -87,20 +84,104 @@ std::shared_ptr<const ArraySchema> Array::SchemaAt(uint64_t t) const {
 
 std::shared_ptr<const ArraySchema> Array::LatestSchema() const { return schema_order_.back(); }
 
-Result<std::vector<uint64_t>> Array::Instants() const {
-  std::set<uint64_t> out;
-  for (const auto& s : listing_.schemas) {
-    if (s.name != "__array_schema.tdb") out.insert(s.t2);
+void Array::Index() {
+  const bool sparse = !LatestSchema()->dense();
+  const std::vector<FragmentEntry>& frags = listing_.fragments;
+  const size_t n = frags.size();
+  std::set<std::string> ignored(listing_.ignored.begin(), listing_.ignored.end());
+  std::map<std::string, size_t> by_dir;
+  for (size_t i = 0; i < n; ++i) by_dir.emplace(frags[i].dir, i);
+  fragment_index_ = by_dir;
+
+  // A fragment leaves the views from the first vacuum file in view that
+  // lists it (listing_.ignored ones never enter: retired from 0 on).
+  std::vector<Span> spans(n);
+  for (size_t i = 0; i < n; ++i) {
+    const TimestampedName& name = frags[i].name;
+    spans[i].from = TakesPartialOverlap(name, sparse) ? name.t1 : name.t2;
+    spans[i].t2 = name.t2;
+    spans[i].retired = ignored.count(frags[i].dir) != 0;
   }
-  for (const auto& f : listing_.fragments) out.insert(f.name.t2);
-  for (const auto& c : listing_.conditions) out.insert(c.name.t2);
-  for (const auto& m : listing_.metadata_files) out.insert(m.t2);
-  return std::vector<uint64_t>(out.begin(), out.end());
+  for (const VacuumFile& v : listing_.fragment_vacuums) {
+    const uint64_t in_view_from = TakesPartialOverlap(v.name, sparse) ? v.name.t1 : v.name.t2;
+    for (const std::string& entry : v.entries) {
+      auto it = by_dir.find(entry);
+      if (it == by_dir.end()) continue;
+      Span& span = spans[it->second];
+      span.until = span.retired ? std::min(span.until, in_view_from) : in_view_from;
+      span.retired = true;
+    }
+  }
+
+  // Narrow fragments (never retired, in view only from their end on) add
+  // their t2 to the instant of every view that takes them: sorted by
+  // `from`, a running maximum answers InstantAt by binary search.
+  std::vector<size_t> narrow;
+  for (size_t i = 0; i < n; ++i) {
+    if (!spans[i].retired && spans[i].from >= spans[i].t2) {
+      narrow.push_back(i);
+    } else {
+      other_frags_.push_back(i);
+    }
+  }
+  std::stable_sort(narrow.begin(), narrow.end(),
+                   [&](size_t a, size_t b) { return spans[a].from < spans[b].from; });
+  uint64_t running = 0;
+  for (size_t i : narrow) {
+    running = std::max(running, spans[i].t2);
+    narrow_from_.push_back(spans[i].from);
+    narrow_max_t2_.push_back(running);
+  }
+  narrow_order_ = std::move(narrow);
+
+  std::set<uint64_t> all;
+  for (const auto& s : listing_.schemas) {
+    if (s.name != "__array_schema.tdb") {
+      all.insert(s.t2);
+      other_instants_.push_back(s.t2);
+    }
+  }
+  for (const auto& f : frags) all.insert(f.name.t2);
+  for (const auto& c : listing_.conditions) {
+    all.insert(c.name.t2);
+    other_instants_.push_back(c.name.t2);
+  }
+  for (const auto& m : listing_.metadata_files) {
+    all.insert(m.t2);
+    other_instants_.push_back(m.t2);
+  }
+  std::sort(other_instants_.begin(), other_instants_.end());
+  instants_.assign(all.begin(), all.end());
+  delete_rules_.resize(listing_.conditions.size());
+
+  table_->spans = std::move(spans);
+  table_->loaded.resize(n);
 }
 
-Result<uint64_t> Array::LatestInstant() const {
-  ASSIGN_OR_RETURN(std::vector<uint64_t> all, Instants());
-  return all.empty() ? 0 : all.back();
+Result<std::vector<uint64_t>> Array::Instants() const { return instants_; }
+
+Result<uint64_t> Array::LatestInstant() const { return instants_.empty() ? 0 : instants_.back(); }
+
+uint64_t Array::InstantAt(uint64_t t) const {
+  uint64_t instant = 0;
+  auto o = std::upper_bound(other_instants_.begin(), other_instants_.end(), t);
+  if (o != other_instants_.begin()) instant = *(o - 1);
+  auto k = std::upper_bound(narrow_from_.begin(), narrow_from_.end(), t);
+  if (k != narrow_from_.begin())
+    instant = std::max(instant, narrow_max_t2_[k - narrow_from_.begin() - 1]);
+  for (size_t i : other_frags_) {
+    const Span& s = table_->spans[i];
+    if (s.In(t)) instant = std::max(instant, std::min(s.t2, t));
+  }
+  return instant;
+}
+
+std::vector<std::shared_ptr<FragmentMetadata>> Array::FragmentTable::At(uint64_t t) const {
+  std::vector<std::shared_ptr<FragmentMetadata>> out;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (spans[i].In(t)) out.push_back(loaded[i]);
+  }
+  return out;
 }
 
 Status Array::LoadConsolidatedFooters() {
@@ -116,87 +197,159 @@ Status Array::LoadConsolidatedFooters() {
   return Ok();
 }
 
-Result<std::shared_ptr<FragmentMetadata>> Array::Fragment(const FragmentEntry& entry) {
+Result<std::shared_ptr<FragmentMetadata>> Array::LoadFragment(const FragmentEntry& entry) {
   const ConsolidatedFooter* footer = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = fragments_.find(entry.dir);
-    if (it != fragments_.end()) return it->second;
     TRY(LoadConsolidatedFooters());
     auto f = consolidated_footers_.find(entry.name.name);
     if (f != consolidated_footers_.end()) footer = &f->second;
   }
   // A footer from __fragment_meta/ saves reading the fragment's own file.
-  Result<std::shared_ptr<FragmentMetadata>> loaded =
-      footer != nullptr
-          ? FragmentMetadata::FromFooter(storage_, entry.dir, entry.name, footer->footer,
-                                         footer->offset, schemas_, key(), limits_)
-          : FragmentMetadata::Load(storage_, entry.dir, entry.name, schemas_, key(), limits_);
-  if (!loaded.ok()) return loaded.error();
-  std::shared_ptr<FragmentMetadata> md = std::move(loaded).value();
+  return footer != nullptr
+             ? FragmentMetadata::FromFooter(storage_, entry.dir, entry.name, footer->footer,
+                                            footer->offset, schemas_, key(), limits_)
+             : FragmentMetadata::Load(storage_, entry.dir, entry.name, schemas_, key(), limits_);
+}
+
+Result<std::shared_ptr<FragmentMetadata>> Array::Fragment(const FragmentEntry& entry) {
+  auto it = fragment_index_.find(entry.dir);
+  if (it == fragment_index_.end()) {
+    // Not a committed fragment of this listing: loaded, not kept.
+    return LoadFragment(entry);
+  }
+  TRY(LoadFragments({it->second}));
   std::lock_guard<std::mutex> lock(mu_);
-  fragments_[entry.dir] = md;
-  return md;
+  return table_->loaded[it->second];
+}
+
+Status Array::LoadFragments(const std::vector<size_t>& want) {
+  std::vector<size_t> missing;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i : want) {
+      if (!table_->loaded[i]) missing.push_back(i);
+    }
+  }
+  for (size_t i : missing) {
+    ASSIGN_OR_RETURN(std::shared_ptr<FragmentMetadata> md, LoadFragment(listing_.fragments[i]));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!table_->loaded[i]) table_->loaded[i] = std::move(md);
+  }
+  return Ok();
 }
 
 Result<std::shared_ptr<const ArrayView>> Array::ViewAt(uint64_t t) {
+  auto remember = [this](uint64_t at, const std::shared_ptr<const ArrayView>& view) {
+    // Called with mu_ held: `at` becomes the most recent of the kept views.
+    for (auto it = recent_views_.begin(); it != recent_views_.end(); ++it) {
+      if (it->first == at) {
+        recent_views_.splice(recent_views_.begin(), recent_views_, it);
+        return;
+      }
+    }
+    recent_views_.emplace_front(at, view);
+    if (recent_views_.size() > kCachedViews) recent_views_.pop_back();
+  };
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = views_.find(t);
-    if (it != views_.end()) return it->second;
+    auto it = live_views_.find(t);
+    if (it != live_views_.end()) {
+      if (std::shared_ptr<const ArrayView> view = it->second.lock()) {
+        remember(t, view);
+        return view;
+      }
+    }
   }
-  const bool sparse = !LatestSchema()->dense();
-  // Fragments retired by a vacuum file that is itself in the view.
-  std::set<std::string> retired;
-  for (const VacuumFile& v : listing_.fragment_vacuums) {
-    if (!InView(v.name, t, sparse)) continue;
-    retired.insert(v.entries.begin(), v.entries.end());
+  // The footers the view takes: the narrow fragments are a prefix of
+  // narrow_order_ (loaded up to narrow_loaded_), the others one by one.
+  std::vector<size_t> want;
+  const size_t prefix = static_cast<size_t>(
+      std::upper_bound(narrow_from_.begin(), narrow_from_.end(), t) - narrow_from_.begin());
+  size_t loaded_prefix;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    loaded_prefix = narrow_loaded_;
   }
-  std::set<std::string> ignored(listing_.ignored.begin(), listing_.ignored.end());
+  for (size_t k = loaded_prefix; k < prefix; ++k) want.push_back(narrow_order_[k]);
+  for (size_t i : other_frags_) {
+    if (table_->spans[i].In(t)) want.push_back(i);
+  }
+  TRY(LoadFragments(want));
+
   ViewInputs in;
   in.timestamp = t;
   in.encrypted = encrypted_;
-  uint64_t instant = 0;
-  for (const auto& s : listing_.schemas) {
-    if (s.name != "__array_schema.tdb" && s.t2 <= t) instant = std::max(instant, s.t2);
+  for (size_t c = 0; c < listing_.conditions.size(); ++c) {
+    const ConditionCommit& commit = listing_.conditions[c];
+    if (commit.name.t2 > t) continue;
+    std::optional<DeleteRule> rule;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      rule = delete_rules_[c];
+    }
+    if (!rule) {
+      ASSIGN_OR_RETURN(DeleteRule loaded, LoadDeleteRule(*this, commit));
+      std::lock_guard<std::mutex> lock(mu_);
+      delete_rules_[c] = loaded;
+      rule = std::move(loaded);
+    }
+    in.deletes.push_back(std::move(*rule));
   }
-  for (const FragmentEntry& e : listing_.fragments) {
-    if (!InView(e.name, t, sparse) || retired.count(e.dir) || ignored.count(e.dir)) continue;
-    ASSIGN_OR_RETURN(std::shared_ptr<FragmentMetadata> md, Fragment(e));
-    in.fragments.push_back(std::move(md));
-    instant = std::max(instant, std::min(e.name.t2, t));
-  }
-  for (const ConditionCommit& c : listing_.conditions) {
-    if (c.name.t2 > t) continue;
-    ASSIGN_OR_RETURN(DeleteRule rule, LoadDeleteRule(*this, c));
-    in.deletes.push_back(std::move(rule));
-    instant = std::max(instant, c.name.t2);
-  }
-  for (const auto& m : listing_.metadata_files) {
-    if (m.t2 <= t) instant = std::max(instant, m.t2);
-  }
-  auto view = std::make_shared<const ArrayView>(SchemaAt(t), std::move(in), instant, tile_cache_);
+  // The fragment list is gathered when the view is first read: every
+  // footer it needs is loaded above, so gathering cannot fail.
+  std::shared_ptr<const FragmentTable> table = table_;
+  auto view = std::make_shared<const ArrayView>(SchemaAt(t), std::move(in), InstantAt(t),
+                                                tile_cache_, [table, t]() { return table->At(t); });
   std::lock_guard<std::mutex> lock(mu_);
-  views_[t] = view;
+  narrow_loaded_ = std::max(narrow_loaded_, prefix);
+  auto it = live_views_.find(t);
+  if (it != live_views_.end()) {
+    // Built by another thread meanwhile: share one view (and its index).
+    if (std::shared_ptr<const ArrayView> other = it->second.lock()) {
+      remember(t, other);
+      return other;
+    }
+  }
+  live_views_[t] = view;
+  remember(t, view);
+  if (live_views_.size() > 4 * kCachedViews) {
+    for (auto w = live_views_.begin(); w != live_views_.end();) {
+      w = w->second.expired() ? live_views_.erase(w) : std::next(w);
+    }
+  }
   return std::shared_ptr<const ArrayView>(view);
 }
 
-Array::FolderStamps Array::TakeStamps(const Storage& storage) {
+Array::FolderStamps Array::TakeStamps(const Storage& storage, const FolderStamps* previous) {
   // Settled: older than this when taken.
   constexpr int64_t kSettleNs = int64_t{2} * 1000 * 1000 * 1000;
   FolderStamps s;
-  auto entries = storage.List("");
-  if (!entries.ok()) return s;
-  std::vector<std::string> dirs = {""};
-  for (const DirEntry& e : *entries) {
-    if (e.is_dir && e.name.rfind("__", 0) == 0) dirs.push_back(e.name);
+  std::vector<std::string> dirs;
+  std::optional<int64_t> root;
+  if (previous != nullptr && previous->valid && previous->settled && !previous->dirs.empty() &&
+      previous->dirs[0].first.empty()) {
+    root = storage.DirModifiedNs("");
+    if (root && *root == previous->dirs[0].second) {
+      for (const auto& [d, t] : previous->dirs) dirs.push_back(d);
+    } else {
+      root.reset();
+    }
+  }
+  if (dirs.empty()) {
+    auto entries = storage.List("");
+    if (!entries.ok()) return s;
+    dirs = {""};
+    for (const DirEntry& e : *entries) {
+      if (e.is_dir && e.name.rfind("__", 0) == 0) dirs.push_back(e.name);
+    }
   }
   const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
   s.settled = true;
   for (const std::string& d : dirs) {
-    std::optional<int64_t> t = storage.DirModifiedNs(d);
+    std::optional<int64_t> t = d.empty() && root ? root : storage.DirModifiedNs(d);
     if (!t) return FolderStamps{};
     s.dirs.emplace_back(d, *t);
     if (*t > now - kSettleNs) s.settled = false;
@@ -207,7 +360,7 @@ Array::FolderStamps Array::TakeStamps(const Storage& storage) {
 
 bool Array::Changed() const {
   std::lock_guard<std::mutex> lock(stamps_mu_);
-  FolderStamps stamps = TakeStamps(*storage_);
+  FolderStamps stamps = TakeStamps(*storage_, &stamps_);
   if (stamps.valid && stamps_.valid && stamps_.settled && stamps.dirs == stamps_.dirs) {
     return false;
   }

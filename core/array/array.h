@@ -11,9 +11,18 @@
 //    oldest one if none), plus every schema fragments refer to.
 //  - delete/update commits whose timestamp lies within [0, T].
 //  - array metadata as of T.
+//
+// Cost (issue 5, target 4: 10,000 fragments): Open reads only the listing and
+// the schemas. ViewAt(T) loads the footers of fragments it takes that no
+// earlier view loaded (each at most once per Array), computes the view's
+// instant in O(log n), and leaves the view's fragment list to be gathered on
+// first use, so that stating history/<T> for every instant stays cheap. Views
+// are cached: the last kCachedViews used are kept, and a view still held
+// elsewhere (an open file) is found again rather than rebuilt.
 #pragma once
 
 #include <cstdint>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +33,7 @@
 #include "core/directory/array_directory.h"
 #include "core/fragment/consolidated_fragment_meta.h"
 #include "core/fragment/fragment_metadata.h"
+#include "core/read/cell_index.h"
 #include "core/read/tile_cache.h"
 #include "core/schema/array_schema.h"
 #include "core/storage/storage.h"
@@ -61,9 +71,15 @@ class Array {
   Result<std::vector<uint64_t>> Instants() const;
   // The newest of Instants() (0 for an empty array).
   Result<uint64_t> LatestInstant() const;
+  // The instant the view at T shows (ArrayView::instant()), without building
+  // the view or reading anything: O(log n) plus the fragments that retire or
+  // carry ranges wider than one instant.
+  uint64_t InstantAt(uint64_t t) const;
 
-  // The view at T (cached; views never change once built).
+  // The view at T (views never change once built; see the cache above).
   Result<std::shared_ptr<const ArrayView>> ViewAt(uint64_t t);
+  // Views kept by the cache beyond those held elsewhere.
+  static constexpr size_t kCachedViews = 16;
 
   // Fragment metadata of one committed fragment (cached).
   Result<std::shared_ptr<FragmentMetadata>> Fragment(const FragmentEntry& entry);
@@ -88,11 +104,38 @@ class Array {
     bool valid = false;
     bool settled = false;
   };
-  static FolderStamps TakeStamps(const Storage& storage);
+  // With `previous` settled and the array folder's own time unchanged, its
+  // "__" folders are the previous ones (an entry added or removed would have
+  // changed that time): they are stamped without listing the folder again,
+  // which every directory listing of the mount does (Changed).
+  static FolderStamps TakeStamps(const Storage& storage, const FolderStamps* previous = nullptr);
+
+  // When committed fragment i (listing order) is in a view at t: from t =
+  // `from` on, until t = `until` if `retired` (from the first vacuum file in
+  // view that lists it).
+  struct Span {
+    uint64_t from = 0, t2 = 0, until = 0;
+    bool retired = false;
+    bool In(uint64_t t) const { return from <= t && !(retired && until <= t); }
+  };
+  // The loaded footers by fragment index, shared with the views that gather
+  // their fragment lists lazily. Slot i is set once, under mu_, before any
+  // view that takes fragment i is returned.
+  struct FragmentTable {
+    std::vector<Span> spans;
+    std::vector<std::shared_ptr<FragmentMetadata>> loaded;
+    // Fragments of the views at t, oldest first (all loaded).
+    std::vector<std::shared_ptr<FragmentMetadata>> At(uint64_t t) const;
+  };
 
   Array() = default;
+  // Computes spans, instants and the lookup tables from listing_ (no I/O).
+  void Index();
+  // Loads the footers of fragment indexes `want` not loaded yet.
+  Status LoadFragments(const std::vector<size_t>& want);
   // Loads the consolidated footers once (call with mu_ held).
   Status LoadConsolidatedFooters();
+  Result<std::shared_ptr<FragmentMetadata>> LoadFragment(const FragmentEntry& entry);
 
   std::shared_ptr<const Storage> storage_;
   std::optional<EncryptionKey> key_;
@@ -104,8 +147,21 @@ class Array {
 
   std::shared_ptr<TileCache> tile_cache_ = std::make_shared<TileCache>(uint64_t{64} << 20);
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<FragmentMetadata>> fragments_;  // by dir
-  std::map<uint64_t, std::shared_ptr<const ArrayView>> views_;
+  std::shared_ptr<FragmentTable> table_ = std::make_shared<FragmentTable>();
+  std::map<std::string, size_t> fragment_index_;  // dir -> index in listing_.fragments
+  // Fragments whose span is a single instant and never retired ("narrow"),
+  // by `from`, with the running maximum of t2: InstantAt by binary search.
+  std::vector<uint64_t> narrow_from_, narrow_max_t2_;
+  std::vector<size_t> narrow_order_;      // fragment index of narrow_from_[k]
+  size_t narrow_loaded_ = 0;              // narrow_order_[0, narrow_loaded_) all loaded
+  std::vector<size_t> other_frags_;       // the rest: checked one by one
+  std::vector<uint64_t> other_instants_;  // schemas, conditions, metadata, sorted
+  std::vector<uint64_t> instants_;        // Instants()
+  std::vector<std::optional<DeleteRule>> delete_rules_;  // by condition index
+  // View cache: strong references to the last kCachedViews used (most
+  // recent first), and every view still alive by timestamp.
+  std::list<std::pair<uint64_t, std::shared_ptr<const ArrayView>>> recent_views_;
+  std::map<uint64_t, std::weak_ptr<const ArrayView>> live_views_;
   // Footers from __fragment_meta/*.meta (and legacy *.meta), by fragment
   // folder name; the first file that holds a fragment wins, as in TileDB.
   std::map<std::string, ConsolidatedFooter> consolidated_footers_;

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "core/fragment/legacy_fragment_metadata.h"
 #include "core/tile/generic_tile.h"
+#include "core/util/byte_reader.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -230,12 +232,15 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::Load(
   }
   uint64_t footer_offset = 0;
   uint64_t footer_size = 0;
+  // The file's last bytes, read once: they usually hold the whole footer.
+  constexpr uint64_t kTailBytes = 4096;
+  const uint64_t tail_at = file_size - std::min(file_size, kTailBytes);
+  ASSIGN_OR_RETURN(ByteVec tail, storage->Read(meta, tail_at, file_size - tail_at));
   if (HasFooterLength(name_version) || !AllDimsFixed(*legacy_schema)) {
     if (file_size < 8) {
       return Error::Corrupt(fmt::format("{}: {} bytes: no footer length", meta, file_size));
     }
-    ASSIGN_OR_RETURN(ByteVec tail, storage->Read(meta, file_size - 8, 8));
-    ByteReader r(tail, file_size - 8);
+    ByteReader r(Bytes(tail).subspan(tail.size() - 8), file_size - 8);
     ASSIGN_OR_RETURN_CTX(uint64_t length, r.Read<uint64_t>("fragment footer: footer length"), meta);
     if (length > file_size - 8) {
       return Error::Corrupt(fmt::format(
@@ -256,7 +261,12 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::Load(
     }
   }
   footer_offset = file_size - footer_size;
-  ASSIGN_OR_RETURN(ByteVec bytes, storage->Read(meta, footer_offset, footer_size));
+  ByteVec bytes;
+  if (footer_offset >= tail_at) {
+    bytes.assign(tail.begin() + static_cast<ptrdiff_t>(footer_offset - tail_at), tail.end());
+  } else {
+    ASSIGN_OR_RETURN(bytes, storage->Read(meta, footer_offset, footer_size));
+  }
   ASSIGN_OR_RETURN_CTX(FooterPrefix prefix, PeekFragmentFooter(bytes, footer_offset), meta);
 
   std::shared_ptr<FragmentMetadata> m(new FragmentMetadata());
@@ -329,12 +339,17 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::LoadLegacy(
   TRY(m->Init());
   const uint64_t n = m->FieldCount();
   for (uint64_t i = 0; i < n; ++i) {
-    Preset(m->lazy_->tile_offsets[i], std::move(legacy.tile_offsets[i]));
-    Preset(m->lazy_->tile_var_offsets[i], std::move(legacy.tile_var_offsets[i]));
-    Preset(m->lazy_->tile_var_sizes[i], std::move(legacy.tile_var_sizes[i]));
+    Preset(m->Slots().tile_offsets[i], std::move(legacy.tile_offsets[i]));
+    Preset(m->Slots().tile_var_offsets[i], std::move(legacy.tile_var_offsets[i]));
+    Preset(m->Slots().tile_var_sizes[i], std::move(legacy.tile_var_sizes[i]));
   }
-  Preset(m->lazy_->mbrs, std::move(legacy.mbrs));
+  Preset(m->Slots().mbrs, std::move(legacy.mbrs));
   return m;
+}
+
+FragmentMetadata::Lazy& FragmentMetadata::Slots() const {
+  std::call_once(lazy_once_, [this] { lazy_ = std::make_shared<Lazy>(FieldCount()); });
+  return *lazy_;
 }
 
 Status FragmentMetadata::Init() {
@@ -357,7 +372,8 @@ Status FragmentMetadata::Init() {
                                         meta, footer_.last_tile_cell_num, s.capacity));
     }
   }
-  lazy_ = std::make_shared<Lazy>(FieldCount());
+  // The slots (Slots()) are made on first use: an open of many fragments
+  // allocates none.
   return Ok();
 }
 
@@ -467,48 +483,155 @@ Result<ByteVec> FragmentMetadata::ReadSection(uint64_t offset, std::string_view 
     return Error::Corrupt(fmt::format("{}: {} at offset {} is not before the footer at {}", meta,
                                       what, offset, *footer_offset_));
   }
+  std::shared_ptr<const ByteVec> whole;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    whole = whole_file_;
+  }
+  if (whole != nullptr) {
+    // The same checks as ReadGenericTile, on the bytes in memory.
+    const uint64_t size = whole->size();
+    if (offset > size || size - offset < kGenericTileFixedHeaderSize) {
+      return Error::Corrupt(fmt::format(
+          "{}: offset {}: generic tile: need {} header bytes, {} left (truncated)", meta, offset,
+          kGenericTileFixedHeaderSize, offset > size ? 0 : size - offset));
+    }
+    Bytes rest = Bytes(*whole).subspan(offset);
+    ByteReader r(rest, offset);
+    TRY(r.Skip(4, "generic tile: version"));
+    ASSIGN_OR_RETURN(uint64_t persisted, r.Read<uint64_t>("generic tile: persisted size"));
+    TRY(r.Skip(18, "generic tile: header"));
+    ASSIGN_OR_RETURN(uint32_t pipeline_size,
+                     r.Read<uint32_t>("generic tile: filter pipeline size"));
+    uint64_t total = 0;
+    if (AddOverflow(kGenericTileFixedHeaderSize + pipeline_size, persisted, &total) ||
+        total > rest.size()) {
+      // Let the parser name the field that does not fit.
+      ASSIGN_OR_RETURN(GenericTile t, DecodeGenericTile(rest, meta, offset, key_, limits_));
+      (void)t;
+      return Error::Corrupt(fmt::format("{}: offset {}: generic tile: truncated", meta, offset));
+    }
+    ASSIGN_OR_RETURN(GenericTile tile,
+                     DecodeGenericTile(rest.subspan(0, total), meta, offset, key_, limits_));
+    return std::move(tile.data);
+  }
   ASSIGN_OR_RETURN(GenericTile tile, ReadGenericTile(*storage_, meta, offset, key_, limits_));
   return std::move(tile.data);
 }
 
+void FragmentMetadata::Prefetch() const {
+  std::call_once(prefetched_, [this] {
+    if (!HasFragmentFooter(footer_.version)) return;  // legacy: sections preset
+    std::optional<uint64_t> size;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      size = meta_file_size_;
+    }
+    if (!size) {
+      Result<uint64_t> got = storage_->Size(metadata_file());
+      if (!got.ok()) return;  // the accessors report it
+      size = *got;
+      std::lock_guard<std::mutex> lock(mu_);
+      meta_file_size_ = size;
+    }
+    if (*size > kWholeFileBytes) return;
+    Result<ByteVec> bytes = storage_->Read(metadata_file(), 0, *size);
+    if (!bytes.ok()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      whole_file_ = std::make_shared<const ByteVec>(std::move(bytes).value());
+    }
+    // Errors are left for the accessors: a failed load leaves its slot empty.
+    auto field = [&](FieldRef f, bool var, bool nullable) {
+      if (FieldIndex(f) < 0) return;
+      (void)TileOffsetsOnce(f);
+      if (var) {
+        (void)TileVarOffsetsOnce(f);
+        (void)TileVarSizesOnce(f);
+      }
+      if (nullable && HasValiditySections(footer_.version)) (void)TileValidityOffsetsOnce(f);
+    };
+    const ArraySchema& s = *schema_;
+    for (uint32_t i = 0; i < s.attributes.size(); ++i) {
+      field(FieldRef::Attribute(i), s.attributes[i].var(), s.attributes[i].nullable);
+    }
+    for (uint32_t i = 0; i < s.dimensions.size(); ++i) {
+      field(FieldRef::Dimension(i), s.dimensions[i].var(), false);
+    }
+    for (FieldRef f : {FieldRef::Coords(), FieldRef::Timestamps(), FieldRef::DeleteTimestamps(),
+                       FieldRef::DeleteConditionIndex()}) {
+      field(f, false, false);
+    }
+    (void)MbrsOnce();
+    (void)ProcessedConditionsOnce();
+    std::lock_guard<std::mutex> lock(mu_);
+    whole_file_.reset();
+  });
+}
+
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileOffsets(FieldRef f) const {
+  Prefetch();
+  return TileOffsetsOnce(f);
+}
+
+Result<const std::vector<uint64_t>*> FragmentMetadata::TileOffsetsOnce(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
   return LoadTileList(
-      lazy_->tile_offsets[i], footer_.tile_offsets_offsets, i,
+      Slots().tile_offsets[i], footer_.tile_offsets_offsets, i,
       fmt::format("tile offsets of {}", FieldName(f)), metadata_file(), tile_num(),
       [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
 }
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarOffsets(FieldRef f) const {
+  Prefetch();
+  return TileVarOffsetsOnce(f);
+}
+
+Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarOffsetsOnce(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
   return LoadTileList(
-      lazy_->tile_var_offsets[i], footer_.tile_var_offsets_offsets, i,
+      Slots().tile_var_offsets[i], footer_.tile_var_offsets_offsets, i,
       fmt::format("tile var offsets of {}", FieldName(f)), metadata_file(), tile_num(),
       [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
 }
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarSizes(FieldRef f) const {
+  Prefetch();
+  return TileVarSizesOnce(f);
+}
+
+Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarSizesOnce(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
   return LoadTileList(
-      lazy_->tile_var_sizes[i], footer_.tile_var_sizes_offsets, i,
+      Slots().tile_var_sizes[i], footer_.tile_var_sizes_offsets, i,
       fmt::format("tile var sizes of {}", FieldName(f)), metadata_file(), tile_num(),
       [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
 }
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileValidityOffsets(FieldRef f) const {
+  Prefetch();
+  return TileValidityOffsetsOnce(f);
+}
+
+Result<const std::vector<uint64_t>*> FragmentMetadata::TileValidityOffsetsOnce(FieldRef f) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
   if (!HasValiditySections(footer_.version)) {
     return Error::NotFound(
         fmt::format("{}: format {} fragments have no validity tiles", dir_, footer_.version));
   }
   return LoadTileList(
-      lazy_->tile_validity_offsets[i], footer_.tile_validity_offsets_offsets, i,
+      Slots().tile_validity_offsets[i], footer_.tile_validity_offsets_offsets, i,
       fmt::format("tile validity offsets of {}", FieldName(f)), metadata_file(), tile_num(),
       [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
 }
 
 Result<const std::vector<std::vector<Range>>*> FragmentMetadata::Mbrs() const {
-  return GetOnce(lazy_->mbrs, [&]() -> Result<std::vector<std::vector<Range>>> {
+  Prefetch();
+  return MbrsOnce();
+}
+
+Result<const std::vector<std::vector<Range>>*> FragmentMetadata::MbrsOnce() const {
+  return GetOnce(Slots().mbrs, [&]() -> Result<std::vector<std::vector<Range>>> {
     const uint64_t at = footer_.rtree_offset;
     const std::string ctx = fmt::format("{}: R-tree (generic tile at {})", metadata_file(), at);
     ASSIGN_OR_RETURN(ByteVec data, ReadSection(at, "R-tree"));
@@ -527,7 +650,7 @@ Result<const TileStats*> FragmentMetadata::Stats(FieldRef f) const {
     return Error::NotFound(
         fmt::format("{}: format {} fragments have no tile statistics", dir_, footer_.version));
   }
-  return GetOnce(lazy_->stats[i], [&]() -> Result<TileStats> {
+  return GetOnce(Slots().stats[i], [&]() -> Result<TileStats> {
     bool var = false;
     uint64_t cell_size = 8;
     switch (f.kind) {
@@ -590,7 +713,7 @@ Result<const std::vector<FragmentStats>*> FragmentMetadata::FragmentStatistics()
     return Error::NotFound(
         fmt::format("{}: format {} fragments have no fragment statistics", dir_, footer_.version));
   }
-  return GetOnce(lazy_->fragment_stats, [&]() -> Result<std::vector<FragmentStats>> {
+  return GetOnce(Slots().fragment_stats, [&]() -> Result<std::vector<FragmentStats>> {
     const uint64_t at = footer_.fragment_min_max_sum_null_count_offset;
     ASSIGN_OR_RETURN(ByteVec data, ReadSection(at, "fragment statistics"));
     ASSIGN_OR_RETURN_CTX(
@@ -601,11 +724,16 @@ Result<const std::vector<FragmentStats>*> FragmentMetadata::FragmentStatistics()
 }
 
 Result<const std::vector<std::string>*> FragmentMetadata::ProcessedConditions() const {
+  Prefetch();
+  return ProcessedConditionsOnce();
+}
+
+Result<const std::vector<std::string>*> FragmentMetadata::ProcessedConditionsOnce() const {
   if (!HasProcessedConditions(footer_.version)) {
     static const std::vector<std::string> kNone;
     return &kNone;
   }
-  return GetOnce(lazy_->processed_conditions, [&]() -> Result<std::vector<std::string>> {
+  return GetOnce(Slots().processed_conditions, [&]() -> Result<std::vector<std::string>> {
     const uint64_t at = footer_.processed_conditions_offset;
     ASSIGN_OR_RETURN(ByteVec data, ReadSection(at, "processed conditions"));
     ASSIGN_OR_RETURN_CTX(

@@ -144,6 +144,7 @@ class FragmentMetadata {
  private:
   FragmentMetadata() = default;
   struct Lazy;  // lazily loaded sections, one lock per section
+  Lazy& Slots() const;
 
   static Result<std::shared_ptr<FragmentMetadata>> LoadLegacy(
       std::shared_ptr<const Storage> storage, const std::string& fragment_dir,
@@ -152,6 +153,21 @@ class FragmentMetadata {
       const EncryptionKey* key, const Limits& limits);
   // Sets the schema, grid and lazy slots after footer_ is parsed.
   Status Init();
+  // A __fragment_metadata.tdb of at most kWholeFileBytes is read in one
+  // piece on the first use of a section, and the sections a read needs
+  // (tile offsets, var offsets and sizes, validity offsets, R-tree,
+  // processed conditions) are parsed from it at once: one storage read
+  // instead of two or three per section (issue 5: many small fragments).
+  // Statistics stay lazy. A section that fails to parse here is left for
+  // its accessor to load (and report) as usual.
+  static constexpr uint64_t kWholeFileBytes = 64 * 1024;
+  void Prefetch() const;
+  Result<const std::vector<uint64_t>*> TileOffsetsOnce(FieldRef f) const;
+  Result<const std::vector<uint64_t>*> TileVarOffsetsOnce(FieldRef f) const;
+  Result<const std::vector<uint64_t>*> TileVarSizesOnce(FieldRef f) const;
+  Result<const std::vector<uint64_t>*> TileValidityOffsetsOnce(FieldRef f) const;
+  Result<const std::vector<std::vector<Range>>*> MbrsOnce() const;
+  Result<const std::vector<std::string>*> ProcessedConditionsOnce() const;
   std::string FieldFileBase(FieldRef f) const;
   Result<int> CheckedIndex(FieldRef f) const;
   Result<ByteVec> ReadSection(uint64_t offset, std::string_view what) const;
@@ -172,7 +188,11 @@ class FragmentMetadata {
   DenseTileGrid grid_;
   mutable std::mutex mu_;  // guards meta_file_size_
   mutable std::optional<uint64_t> meta_file_size_;
-  mutable std::shared_ptr<Lazy> lazy_;
+  mutable std::once_flag lazy_once_;
+  mutable std::shared_ptr<Lazy> lazy_;  // made by Slots()
+  mutable std::once_flag prefetched_;
+  // The whole metadata file while Prefetch parses it (guarded by mu_).
+  mutable std::shared_ptr<const ByteVec> whole_file_;
 };
 
 }  // namespace tiledbfs::core
