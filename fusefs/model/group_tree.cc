@@ -157,4 +157,18 @@ Result<std::unique_ptr<OpenFile>> GroupTree::Open(const std::string& path) {
   return m->Open(path.substr(parts[0].size() + 1));
 }
 
+Result<uint64_t> GroupTree::Refresh() {
+  std::vector<Tree*> members;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, tree] : members_) members.push_back(tree.get());
+  }
+  uint64_t sum = 0;
+  for (Tree* m : members) {
+    ASSIGN_OR_RETURN(uint64_t epoch, m->Refresh());
+    sum += epoch;
+  }
+  return sum;
+}
+
 }  // namespace tiledbfs::fusefs
