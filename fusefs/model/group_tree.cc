@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "core/metadata/metadata.h"
 #include "fusefs/model/documents.h"
@@ -119,8 +120,13 @@ Result<std::vector<DirEntryAttr>> GroupTree::List(const std::string& path) {
   const core::EncryptionKey* key = options_.key ? &*options_.key : nullptr;
   std::vector<DirEntryAttr> out;
   if (parts.empty()) {
+    // The group's own files unsized (GetAttr renders them): a damaged
+    // metadata file fails them, not the listing of the members.
     for (const char* n : {"group.json", "metadata", "metadata.json"}) {
-      ASSIGN_OR_RETURN(NodeAttr a, GetAttr(n));
+      NodeAttr a;
+      a.immutable = options_.timestamp_ms.has_value();
+      a.type = std::string_view(n) == "metadata" ? NodeType::kDirectory : NodeType::kFile;
+      a.sized = a.type == NodeType::kDirectory;
       out.push_back({n, a});
     }
     ASSIGN_OR_RETURN(auto members, Members());
