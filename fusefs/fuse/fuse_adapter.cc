@@ -438,10 +438,12 @@ struct FuseOps {
     });
   }
 
-  // ---- extended attributes: none, but answered (no ENOSYS)
+  // ---- extended attributes: none. getxattr answers ENOSYS once, so the
+  // kernel stops asking (EOPNOTSUPP from then on, without a round trip):
+  // `ls -l` asks for two attributes per entry. listxattr gives the empty list.
 
   static void GetXattr(fuse_req_t req, fuse_ino_t, const char*, size_t) noexcept {
-    Guard(req, "getxattr", [&] { ReplyErr(req, ENODATA); });
+    Guard(req, "getxattr", [&] { ReplyErr(req, ENOSYS); });
   }
 
   static void ListXattr(fuse_req_t req, fuse_ino_t, size_t size) noexcept {
