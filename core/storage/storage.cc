@@ -3,10 +3,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -54,7 +57,43 @@ Result<std::shared_ptr<LocalStorage>> LocalStorage::Open(const std::string& root
   struct stat st;
   if (stat(buf, &st) != 0) return ErrnoError(root, "stat", errno);
   if (!S_ISDIR(st.st_mode)) return Error::NotFound(fmt::format("{}: not a directory", root));
-  return std::shared_ptr<LocalStorage>(new LocalStorage(root, buf));
+  const int fd = ::open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(root, "open", errno);
+  return std::shared_ptr<LocalStorage>(new LocalStorage(root, buf, fd));
+}
+
+LocalStorage::~LocalStorage() {
+  if (root_fd_ >= 0) ::close(root_fd_);
+}
+
+Result<int> LocalStorage::OpenBeneath(const std::string& path, int flags) const {
+  if (!ValidRelative(path))
+    return Error::InvalidArgument(fmt::format("{}: path outside the array", path));
+  static std::atomic<bool> have_openat2{true};
+  if (have_openat2.load(std::memory_order_relaxed)) {
+    open_how how{};
+    how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+    // Symlinks are followed only while they stay inside the root (an
+    // absolute one never does); no /proc magic links.
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    const char* p = path.empty() ? "." : path.c_str();
+    long fd;
+    int tries = 0;  // EAGAIN: a rename raced the lookup; bounded retries
+    do {
+      fd = ::syscall(SYS_openat2, root_fd_, p, &how, sizeof(how));
+    } while (fd < 0 && (errno == EINTR || errno == EAGAIN) && ++tries < 64);
+    if (fd >= 0) return static_cast<int>(fd);
+    if (errno == EXDEV || errno == ELOOP) {
+      return Error::Io(fmt::format("{}: a link outside the array, not followed", path));
+    }
+    if (errno != ENOSYS && errno != EPERM && errno != E2BIG) return ErrnoError(path, "open", errno);
+    // No openat2 here (old kernel, seccomp): realpath from now on.
+    have_openat2.store(false, std::memory_order_relaxed);
+  }
+  ASSIGN_OR_RETURN(std::string full, Resolve(path));
+  const int fd = ::open(full.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(path, "open", errno);
+  return fd;
 }
 
 Result<std::string> LocalStorage::Resolve(const std::string& path) const {
@@ -74,9 +113,7 @@ Result<std::string> LocalStorage::Resolve(const std::string& path) const {
 }
 
 Result<ByteVec> LocalStorage::Read(const std::string& path, uint64_t offset, uint64_t n) const {
-  ASSIGN_OR_RETURN(std::string full, Resolve(path));
-  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(path, "open", errno);
+  ASSIGN_OR_RETURN(int fd, OpenBeneath(path, O_RDONLY));
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int e = errno;
@@ -109,26 +146,43 @@ Result<ByteVec> LocalStorage::Read(const std::string& path, uint64_t offset, uin
   return out;
 }
 
-Result<uint64_t> LocalStorage::Size(const std::string& path) const {
-  ASSIGN_OR_RETURN(std::string full, Resolve(path));
+namespace {
+
+// fstat of a descriptor, which it closes.
+Result<struct stat> StatAndClose(int fd, const std::string& path) {
   struct stat st;
-  if (stat(full.c_str(), &st) != 0) return ErrnoError(path, "stat", errno);
+  const int rc = fstat(fd, &st);
+  const int e = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoError(path, "stat", e);
+  return st;
+}
+
+}  // namespace
+
+Result<uint64_t> LocalStorage::Size(const std::string& path) const {
+  ASSIGN_OR_RETURN(int fd, OpenBeneath(path, O_PATH));
+  ASSIGN_OR_RETURN(struct stat st, StatAndClose(fd, path));
   if (S_ISDIR(st.st_mode)) return Error::InvalidArgument(fmt::format("{}: is a directory", path));
   return static_cast<uint64_t>(st.st_size);
 }
 
 std::optional<int64_t> LocalStorage::DirModifiedNs(const std::string& dir) const {
-  auto full = Resolve(dir);
-  if (!full.ok()) return std::nullopt;
-  struct stat st;
-  if (stat(full->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
-  return int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  auto fd = OpenBeneath(dir, O_PATH | O_DIRECTORY);
+  if (!fd.ok()) return std::nullopt;
+  auto st = StatAndClose(*fd, dir);
+  if (!st.ok()) return std::nullopt;
+  return int64_t{st->st_mtim.tv_sec} * 1000000000 + st->st_mtim.tv_nsec;
 }
 
 Result<std::vector<DirEntry>> LocalStorage::List(const std::string& dir) const {
-  ASSIGN_OR_RETURN(std::string full, Resolve(dir));
-  DIR* d = opendir(full.c_str());
-  if (d == nullptr) return ErrnoError(dir, "opendir", errno);
+  ASSIGN_OR_RETURN(int fd, OpenBeneath(dir, O_RDONLY | O_DIRECTORY));
+  DIR* d = fdopendir(fd);
+  if (d == nullptr) {
+    const int e = errno;
+    ::close(fd);
+    return ErrnoError(dir, "opendir", e);
+  }
   std::vector<DirEntry> out;
   while (struct dirent* e = readdir(d)) {
     std::string name = e->d_name;
@@ -147,13 +201,18 @@ Result<std::vector<DirEntry>> LocalStorage::List(const std::string& dir) const {
   return out;
 }
 
-bool LocalStorage::Exists(const std::string& path) const { return Resolve(path).ok(); }
+bool LocalStorage::Exists(const std::string& path) const {
+  auto fd = OpenBeneath(path, O_PATH);
+  if (!fd.ok()) return false;
+  ::close(*fd);
+  return true;
+}
 
 bool LocalStorage::IsDir(const std::string& path) const {
-  auto full = Resolve(path);
-  if (!full.ok()) return false;
-  struct stat st;
-  return stat(full->c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  auto fd = OpenBeneath(path, O_PATH);
+  if (!fd.ok()) return false;
+  auto st = StatAndClose(*fd, path);
+  return st.ok() && S_ISDIR(st->st_mode);
 }
 
 void MemoryStorage::Put(const std::string& path, ByteVec data) {

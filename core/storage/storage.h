@@ -69,13 +69,25 @@ class LocalStorage final : public Storage {
   std::optional<int64_t> DirModifiedNs(const std::string& dir) const override;
 
  private:
-  explicit LocalStorage(std::string root, std::string real_root)
-      : root_(std::move(root)), real_root_(std::move(real_root)) {}
+  LocalStorage(std::string root, std::string real_root, int root_fd)
+      : root_(std::move(root)), real_root_(std::move(real_root)), root_fd_(root_fd) {}
   // Absolute path, or an error if path is malformed or escapes the root.
   Result<std::string> Resolve(const std::string& path) const;
+  // Opens `path` with `flags` (O_CLOEXEC added), refusing any way out of the
+  // root: one openat2(RESOLVE_BENEATH) from the root's descriptor, where the
+  // kernel has it; else Resolve (realpath) then open. The caller closes.
+  // kNotFound, kIo ("a link outside the array") or kInvalidArgument.
+  Result<int> OpenBeneath(const std::string& path, int flags) const;
 
+ public:
+  ~LocalStorage() override;
+  LocalStorage(const LocalStorage&) = delete;
+  LocalStorage& operator=(const LocalStorage&) = delete;
+
+ private:
   std::string root_;
   std::string real_root_;
+  int root_fd_ = -1;  // O_PATH descriptor of real_root_
 };
 
 // In-memory files, for tests and fuzzing. Directories are implied by paths.

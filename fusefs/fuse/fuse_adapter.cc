@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -17,18 +18,18 @@
 #include <mutex>
 #include <new>
 #include <string_view>
+#include <thread>
+#include <type_traits>
 
 namespace tiledbfs::fusefs {
-namespace {
-
-using core::Error;
-using core::ErrorCode;
 
 // An open file: the snapshot the Tree gave at open, and a lock so that
 // concurrent reads of one handle (readahead) do not race inside it.
 struct FileHandle {
   std::unique_ptr<OpenFile> file;
   std::string path;  // for messages
+  uint64_t ino = 0;
+  bool cached = true;  // through the page cache (else direct_io)
   std::mutex mu;
 };
 
@@ -38,6 +39,11 @@ struct DirHandle {
   std::string path;
   std::vector<DirEntryAttr> entries;
 };
+
+namespace {
+
+using core::Error;
+using core::ErrorCode;
 
 std::string Display(const std::string& path) { return "/" + path; }
 
@@ -141,6 +147,17 @@ struct FuseOps {
     return node;
   }
 
+  // The attributes to give the kernel for `ino`: a file's size is the one
+  // its cached opens read (kernel_cache.h).
+  static NodeAttr ForKernel(FuseAdapter& self, uint64_t ino, NodeAttr attr) {
+    if (attr.type == NodeType::kFile) attr.size = self.kernel_cache_.ReportSize(ino, attr.size);
+    return attr;
+  }
+
+  static void Forget(FuseAdapter& self, uint64_t ino, uint64_t nlookup) {
+    if (self.inodes_.Forget(ino, nlookup)) self.kernel_cache_.Drop(ino);
+  }
+
   static bool ValidName(const char* name) {
     const std::string_view n(name);
     return !n.empty() && n != "." && n != ".." && n.find('/') == std::string_view::npos;
@@ -171,10 +188,11 @@ struct FuseOps {
       auto attr = self.tree_->GetAttr(path);
       if (!attr.ok()) {
         if (attr.error().code() == ErrorCode::kNotFound) {
-          // A negative entry, cached as long as the parent stays the same.
+          // A negative entry, cached briefly: even in an immutable folder a
+          // name can appear when a consolidation rewrites the view.
           fuse_entry_param e{};
           e.ino = 0;
-          e.entry_timeout = Timeout(self, dir->immutable);
+          e.entry_timeout = Timeout(self, false);
           fuse_reply_entry(req, &e);
           return;
         }
@@ -183,10 +201,10 @@ struct FuseOps {
       fuse_entry_param e{};
       if (!FillStat(self, 0, *attr, &e.attr)) return ReplyErr(req, EOVERFLOW);
       e.ino = self.inodes_.Lookup(path, attr->immutable);
-      e.attr.st_ino = e.ino;
+      FillStat(self, e.ino, ForKernel(self, e.ino, *attr), &e.attr);
       e.attr_timeout = e.entry_timeout = Timeout(self, attr->immutable);
       // If the reply fails (interrupted), the kernel never saw this lookup.
-      if (fuse_reply_entry(req, &e) != 0) self.inodes_.Forget(e.ino, 1);
+      if (fuse_reply_entry(req, &e) != 0) Forget(self, e.ino, 1);
     });
   }
 
@@ -194,7 +212,7 @@ struct FuseOps {
     Guard(
         req, "forget",
         [&] {
-          Self(req).inodes_.Forget(ino, nlookup);
+          Forget(Self(req), ino, nlookup);
           fuse_reply_none(req);
         },
         /*reply_none=*/true);
@@ -205,22 +223,38 @@ struct FuseOps {
         req, "forget",
         [&] {
           for (size_t i = 0; i < count; ++i) {
-            Self(req).inodes_.Forget(forgets[i].ino, forgets[i].nlookup);
+            Forget(Self(req), forgets[i].ino, forgets[i].nlookup);
           }
           fuse_reply_none(req);
         },
         /*reply_none=*/true);
   }
 
-  static void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
+  static void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
     Guard(req, "stat", [&] {
       FuseAdapter& self = Self(req);
       auto node = NodeOrReply(req, ino);
       if (!node) return;
+      if (fi != nullptr && fi->fh != 0 && !node->path.empty()) {
+        // Through an open file (fstat, or the kernel checking the size
+        // before a read): that file's snapshot, even if the path is gone
+        // since (vacuumed) or shows other bytes now.
+        const auto* h = reinterpret_cast<const FileHandle*>(fi->fh);
+        NodeAttr attr;
+        attr.type = NodeType::kFile;
+        attr.size = h->file->size();
+        attr.mtime_ms = h->file->mtime_ms;
+        attr.immutable = node->immutable;
+        struct stat st;
+        if (!FillStat(self, ino, ForKernel(self, ino, attr), &st)) return ReplyErr(req, EOVERFLOW);
+        fuse_reply_attr(req, &st, Timeout(self, attr.immutable));
+        return;
+      }
       auto attr = self.tree_->GetAttr(node->path);
       if (!attr.ok()) return ReplyError(req, "stat", node->path, attr.error());
       struct stat st;
       if (!FillStat(self, ino, *attr, &st)) return ReplyErr(req, EOVERFLOW);
+      FillStat(self, ino, ForKernel(self, ino, *attr), &st);
       self.inodes_.SetImmutable(ino, attr->immutable);
       fuse_reply_attr(req, &st, Timeout(self, attr->immutable));
     });
@@ -252,13 +286,22 @@ struct FuseOps {
       auto handle = std::make_unique<FileHandle>();
       handle->file = std::move(file).value();
       handle->path = node->path;
-      fi->fh = reinterpret_cast<uint64_t>(handle.get());
-      fi->keep_cache = node->immutable ? 1 : 0;
-      fi->direct_io = 0;
+      handle->ino = ino;
+      const KernelCache::OpenMode mode =
+          self.kernel_cache_.Open(ino, handle->file->snapshot_id, handle->file->size());
+      handle->cached = mode.cached;
+      // Before the reply, so that the first read already asks for the size
+      // (offset -1: the attributes only, no page locks taken).
+      if (mode.invalidate_size && self.session_ != nullptr) {
+        fuse_lowlevel_notify_inval_inode(self.session_, ino, -1, 0);
+      }
+      FileHandle* h = self.Adopt(std::move(handle));
+      fi->fh = reinterpret_cast<uint64_t>(h);
+      fi->keep_cache = mode.keep_cache ? 1 : 0;
+      fi->direct_io = mode.cached ? 0 : 1;
       fi->noflush = 1;
-      // On success the kernel owns the handle until release; if the reply
-      // fails (interrupted), release never comes and we free it here.
-      if (fuse_reply_open(req, fi) == 0) handle.release();
+      // If the reply fails (interrupted), release never comes.
+      if (fuse_reply_open(req, fi) != 0) self.Free(h);
     });
   }
 
@@ -288,7 +331,7 @@ struct FuseOps {
 
   static void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) noexcept {
     Guard(req, "release", [&] {
-      delete reinterpret_cast<FileHandle*>(fi->fh);
+      Self(req).Free(reinterpret_cast<FileHandle*>(fi->fh));
       fuse_reply_err(req, 0);
     });
   }
@@ -305,10 +348,11 @@ struct FuseOps {
       auto handle = std::make_unique<DirHandle>();
       handle->path = node->path;
       handle->entries = std::move(entries).value();
-      fi->fh = reinterpret_cast<uint64_t>(handle.get());
+      DirHandle* h = self.Adopt(std::move(handle));
+      fi->fh = reinterpret_cast<uint64_t>(h);
       fi->cache_readdir = node->immutable ? 1 : 0;
       fi->keep_cache = node->immutable ? 1 : 0;
-      if (fuse_reply_open(req, fi) == 0) handle.release();
+      if (fuse_reply_open(req, fi) != 0) self.Free(h);
     });
   }
 
@@ -360,7 +404,7 @@ struct FuseOps {
             e.attr.st_ino = self.inodes_.Peek(path);
           } else {
             e.ino = self.inodes_.Lookup(path, entry.attr.immutable);
-            e.attr.st_ino = e.ino;
+            FillStat(self, e.ino, ForKernel(self, e.ino, entry.attr), &e.attr);
             e.attr_timeout = e.entry_timeout = Timeout(self, entry.attr.immutable);
           }
           need = fuse_add_direntry_plus(req, at, room, name, &e, next);
@@ -389,15 +433,17 @@ struct FuseOps {
 
   static void ReleaseDir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) noexcept {
     Guard(req, "release", [&] {
-      delete reinterpret_cast<DirHandle*>(fi->fh);
+      Self(req).Free(reinterpret_cast<DirHandle*>(fi->fh));
       fuse_reply_err(req, 0);
     });
   }
 
-  // ---- extended attributes: none, but answered (no ENOSYS)
+  // ---- extended attributes: none. getxattr answers ENOSYS once, so the
+  // kernel stops asking (EOPNOTSUPP from then on, without a round trip):
+  // `ls -l` asks for two attributes per entry. listxattr gives the empty list.
 
   static void GetXattr(fuse_req_t req, fuse_ino_t, const char*, size_t) noexcept {
-    Guard(req, "getxattr", [&] { ReplyErr(req, ENODATA); });
+    Guard(req, "getxattr", [&] { ReplyErr(req, ENOSYS); });
   }
 
   static void ListXattr(fuse_req_t req, fuse_ino_t, size_t size) noexcept {
@@ -502,6 +548,37 @@ FuseAdapter::~FuseAdapter() {
   if (session_ != nullptr) fuse_session_destroy(session_);
 }
 
+template <class Handle>
+Handle* FuseAdapter::Adopt(std::unique_ptr<Handle> handle) {
+  Handle* raw = handle.get();
+  std::lock_guard lock(handles_mu_);
+  if constexpr (std::is_same_v<Handle, FileHandle>) {
+    files_.emplace(raw, std::move(handle));
+  } else {
+    dirs_.emplace(raw, std::move(handle));
+  }
+  return raw;
+}
+
+void FuseAdapter::Free(FileHandle* handle) {
+  kernel_cache_.Release(handle->ino, handle->cached);
+  std::unique_ptr<FileHandle> owned;  // destroyed after the lock is let go
+  std::lock_guard lock(handles_mu_);
+  if (auto it = files_.find(handle); it != files_.end()) {
+    owned = std::move(it->second);
+    files_.erase(it);
+  }
+}
+
+void FuseAdapter::Free(DirHandle* handle) {
+  std::unique_ptr<DirHandle> owned;
+  std::lock_guard lock(handles_mu_);
+  if (auto it = dirs_.find(handle); it != dirs_.end()) {
+    owned = std::move(it->second);
+    dirs_.erase(it);
+  }
+}
+
 void FuseAdapter::SetLogSink(std::function<void(const std::string&)> sink) {
   log_ = std::move(sink);
 }
@@ -562,12 +639,24 @@ core::Status FuseAdapter::Serve() {
   if (signals && fuse_set_signal_handlers(session_) != 0) {
     return Error::Io("cannot set signal handlers");
   }
+  {
+    std::lock_guard lock(watch_mu_);
+    stop_watch_ = false;
+  }
+  std::thread watcher;
+  if (options_.refresh_interval_s > 0) watcher = std::thread([this] { Watch(); });
   int rc;
   if (config_.single_thread) {
     rc = fuse_session_loop(session_);
   } else {
     fuse_loop_config* loop = fuse_loop_cfg_create();
     if (loop == nullptr) {
+      {
+        std::lock_guard lock(watch_mu_);
+        stop_watch_ = true;
+      }
+      watch_cv_.notify_all();
+      if (watcher.joinable()) watcher.join();
       if (signals) fuse_remove_signal_handlers(session_);
       return Error::OutOfMemory("cannot create the loop configuration");
     }
@@ -576,11 +665,57 @@ core::Status FuseAdapter::Serve() {
     rc = fuse_session_loop_mt(session_, loop);
     fuse_loop_cfg_destroy(loop);
   }
+  if (watcher.joinable()) {
+    {
+      std::lock_guard lock(watch_mu_);
+      stop_watch_ = true;
+    }
+    watch_cv_.notify_all();
+    watcher.join();
+  }
   if (signals) fuse_remove_signal_handlers(session_);
   Unmount();
   // A positive value is the signal that ended the loop: a normal stop.
   if (rc < 0) return Error::Io(std::string("the FUSE session failed: ") + std::strerror(-rc));
   return core::Ok();
+}
+
+void FuseAdapter::Watch() {
+  const auto period = std::chrono::duration<double>(options_.refresh_interval_s);
+  std::optional<uint64_t> seen;
+  std::string last_error;
+  std::unique_lock lock(watch_mu_);
+  while (!watch_cv_.wait_for(lock, period, [this] { return stop_watch_; })) {
+    lock.unlock();
+    try {
+      auto epoch = tree_->Refresh();
+      if (!epoch.ok()) {
+        // Once per distinct failure: the array may be mid-vacuum, or gone.
+        std::string message = epoch.error().ToString();
+        if (message != last_error) Log("cannot recheck the array: " + message);
+        last_error = std::move(message);
+      } else {
+        last_error.clear();
+        if (seen && *seen != *epoch) InvalidateImmutable();
+        seen = *epoch;
+      }
+    } catch (const std::exception& e) {
+      Log(std::string("cannot recheck the array: ") + e.what());
+    }
+    lock.lock();
+  }
+}
+
+void FuseAdapter::InvalidateImmutable() {
+  if (session_ == nullptr) return;
+  // Errors (ENOENT: the kernel already dropped a node) change nothing.
+  for (const auto& [ino, path] : inodes_.ImmutableNodes()) {
+    fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+    if (path.empty()) continue;
+    const std::string parent = ParentPath(path);
+    const std::string name = path.substr(parent.empty() ? 0 : parent.size() + 1);
+    fuse_lowlevel_notify_inval_entry(session_, inodes_.Peek(parent), name.c_str(), name.size());
+  }
 }
 
 void FuseAdapter::Unmount() {

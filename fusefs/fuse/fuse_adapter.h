@@ -21,13 +21,19 @@
 //   = the mounting user; st_nlink 1 (directories: "unknown", so that find
 //   does not guess subdirectory counts).
 // - Inode numbers are stable for the mount's life (see inode_table.h).
-// - Caching: nodes whose attributes say immutable (history views, a pinned
-//   timestamp) get entry and attribute timeouts of a year and keep_cache
-//   (and cached directory listings), since they never change. Live nodes
-//   (the latest view) get 1 second timeouts: a new commit shows up in
-//   attributes and listings at most 1 s later, and an open of a live file
-//   drops the kernel's cached pages (no keep_cache) so it reads the snapshot
-//   that open took. direct_io stays off for both, so mmap works.
+// - Caching: nodes whose attributes say immutable (history views up to the
+//   newest instant, a pinned timestamp, a fragment's own cells) get entry
+//   and attribute timeouts of a year and cached directory listings. Live
+//   nodes (the latest view) get 1 second timeouts: a new commit shows up in
+//   attributes and listings at most 1 s later, and at once in the next open.
+//   Names not found are cached for 1 s. Pages and sizes are shared between
+//   opens only when they read the same snapshot (kernel_cache.h): an open of
+//   another snapshot while one is open reads with direct_io.
+// - A watcher thread rechecks the tree once a second (Tree::Refresh); when a
+//   consolidation, vacuum or write at an old timestamp rewrote past views,
+//   it tells the kernel to drop everything it keeps of immutable nodes
+//   (attributes, pages, listings, names), so history views follow within
+//   about a second.
 // - Read fills the whole request except at end of file; an error after some
 //   bytes were read fails the whole request (a short read would look like
 //   end of file). An open file reads the snapshot it was opened on.
@@ -44,24 +50,32 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fusefs/fuse/inode_table.h"
+#include "fusefs/fuse/kernel_cache.h"
 #include "fusefs/model/tree.h"
 
 struct fuse_session;
 
 namespace tiledbfs::fusefs {
 
+struct FileHandle;  // an open file (fuse_adapter.cc)
+struct DirHandle;   // an open directory
+
 struct AdapterOptions {
   uid_t uid = 0;  // owner of every node: the mounting user
   gid_t gid = 0;
   double live_timeout_s = 1.0;
   double immutable_timeout_s = 365.0 * 24 * 3600;
+  double refresh_interval_s = 1.0;  // the watcher's period; 0: no watcher
 };
 
 struct MountConfig {
@@ -116,10 +130,28 @@ class FuseAdapter {
   friend struct FuseOps;
 
   void Log(const std::string& line) const;
+  // The watcher (see the top): runs until stop_watch_ is set.
+  void Watch();
+  // Tells the kernel to drop what it keeps of every immutable node.
+  void InvalidateImmutable();
+
+  // Open files and directories, owned here: the kernel holds their addresses
+  // (fh) until release, and a session that ends with files open frees them.
+  template <class Handle>
+  Handle* Adopt(std::unique_ptr<Handle> handle);
+  void Free(FileHandle* handle);
+  void Free(DirHandle* handle);
 
   std::unique_ptr<Tree> tree_;
   AdapterOptions options_;
   InodeTable inodes_;
+  KernelCache kernel_cache_;
+  std::mutex handles_mu_;
+  std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> files_;
+  std::unordered_map<const DirHandle*, std::unique_ptr<DirHandle>> dirs_;
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  bool stop_watch_ = false;
   MountConfig config_;
   ::fuse_session* session_ = nullptr;
   bool mounted_ = false;

@@ -61,17 +61,27 @@ void InodeTable::SetImmutable(uint64_t ino, bool immutable) {
   if (auto it = by_ino_.find(ino); it != by_ino_.end()) it->second.node.immutable = immutable;
 }
 
-void InodeTable::Forget(uint64_t ino, uint64_t nlookup) {
+bool InodeTable::Forget(uint64_t ino, uint64_t nlookup) {
   std::lock_guard lock(mu_);
-  if (ino == kRootIno) return;
+  if (ino == kRootIno) return false;
   auto it = by_ino_.find(ino);
-  if (it == by_ino_.end()) return;
+  if (it == by_ino_.end()) return false;
   if (it->second.nlookup > nlookup) {
     it->second.nlookup -= nlookup;
-    return;
+    return false;
   }
   by_path_.erase(it->second.node.path);
   by_ino_.erase(it);
+  return true;
+}
+
+std::vector<std::pair<uint64_t, std::string>> InodeTable::ImmutableNodes() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<uint64_t, std::string>> out;
+  for (const auto& [ino, entry] : by_ino_) {
+    if (entry.node.immutable) out.emplace_back(ino, entry.node.path);
+  }
+  return out;
 }
 
 size_t InodeTable::size() const {

@@ -22,6 +22,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace tiledbfs::fusefs {
 
@@ -51,9 +53,13 @@ class InodeTable {
   // Updates the immutable flag of a known node (after a getattr).
   void SetImmutable(uint64_t ino, bool immutable);
 
-  // Drops `nlookup` references; the node goes when none are left. Unknown
-  // numbers and counts larger than held are ignored (never underflow).
-  void Forget(uint64_t ino, uint64_t nlookup);
+  // Drops `nlookup` references; the node goes when none are left (then
+  // returns true). Unknown numbers and counts larger than held are ignored
+  // (never underflow).
+  bool Forget(uint64_t ino, uint64_t nlookup);
+
+  // The nodes (number and path) whose attributes said immutable.
+  std::vector<std::pair<uint64_t, std::string>> ImmutableNodes() const;
 
   // Nodes held, the root included.
   size_t size() const;

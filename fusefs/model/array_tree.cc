@@ -31,6 +31,7 @@ struct ArrayTree::Scope {
   std::string key;                             // cache key prefix, unique per view
   bool root = false;                           // has history/
   bool immutable = false;
+  uint64_t snapshot = 0;  // OpenFile::snapshot_id of its files
   int64_t mtime_ms = 0;
   std::shared_ptr<const std::vector<core::Enumeration>> enums;  // of the view's schema
 };
@@ -61,6 +62,57 @@ std::vector<std::string> ViewTopNames(const ArrayTree::Scope& s) {
 bool IsDirName(const std::string& n) {
   return n == "attributes" || n == "dimensions" || n == "fragments" || n == "metadata" ||
          n == "history";
+}
+
+// Whether `after` only adds to `before` what happened after `latest` (the
+// newest instant of `before`), so that every view at T <= latest reads the
+// same in both: nothing committed before is gone or retired (vacuum files
+// come with consolidations, .ign files drop fragments), and everything new
+// starts after `latest`. Anything else (a consolidation, a vacuum, a write
+// at an old timestamp) may have rewritten a past view.
+bool OnlyAppended(const core::ArrayListing& before, uint64_t latest,
+                  const core::ArrayListing& after) {
+  bool ok = true;
+  // Every key of `before` is in `after`; keys new in `after` start after
+  // `latest`.
+  auto check = [&](const auto& old_items, const auto& new_items, auto key_of, auto t1_of) {
+    std::set<std::string> old_keys;
+    for (const auto& x : old_items) old_keys.insert(key_of(x));
+    size_t kept = 0;
+    for (const auto& x : new_items) {
+      if (old_keys.count(key_of(x)) != 0) {
+        ++kept;
+      } else if (t1_of(x) <= latest) {
+        ok = false;
+      }
+    }
+    if (kept != old_keys.size()) ok = false;
+  };
+  check(
+      before.schemas, after.schemas, [](const core::SchemaFile& f) { return f.path; },
+      [](const core::SchemaFile& f) { return f.t1; });
+  check(
+      before.fragments, after.fragments, [](const core::FragmentEntry& f) { return f.dir; },
+      [](const core::FragmentEntry& f) { return f.name.t1; });
+  check(
+      before.conditions, after.conditions,
+      [](const core::ConditionCommit& c) { return c.name.name + c.name.extension; },
+      [](const core::ConditionCommit& c) { return c.name.t1; });
+  check(
+      before.metadata_files, after.metadata_files,
+      [](const core::TimestampedName& m) { return m.name + m.extension; },
+      [](const core::TimestampedName& m) { return m.t1; });
+  auto vac_paths = [](const std::vector<core::VacuumFile>& v) {
+    std::vector<std::string> out;
+    for (const auto& f : v) out.push_back(f.path);
+    return out;
+  };
+  if (vac_paths(before.fragment_vacuums) != vac_paths(after.fragment_vacuums) ||
+      vac_paths(before.metadata_vacuums) != vac_paths(after.metadata_vacuums) ||
+      before.ignore_files != after.ignore_files) {
+    ok = false;
+  }
+  return ok;
 }
 
 }  // namespace
@@ -119,6 +171,7 @@ Result<std::unique_ptr<ArrayTree>> ArrayTree::Open(std::shared_ptr<const core::S
   t->caches_ = std::move(caches);
   ASSIGN_OR_RETURN(t->array_, core::Array::Open(t->storage_, options.key));
   t->array_->set_tile_cache(t->caches_->tiles);
+  ASSIGN_OR_RETURN(t->latest_, t->array_->LatestInstant());
   // Check now what every read will need: the footers of the root view.
   uint64_t at = options.timestamp_ms ? static_cast<uint64_t>(*options.timestamp_ms) : UINT64_MAX;
   ASSIGN_OR_RETURN(auto view, t->array_->ViewAt(at));
@@ -126,24 +179,33 @@ Result<std::unique_ptr<ArrayTree>> ArrayTree::Open(std::shared_ptr<const core::S
   return t;
 }
 
-Result<std::shared_ptr<core::Array>> ArrayTree::CurrentArray(bool recheck, uint64_t* generation) {
+Result<ArrayTree::Current> ArrayTree::CurrentArray(bool recheck) {
   std::lock_guard<std::mutex> lock(mu_);
   if (recheck && !options_.timestamp_ms && array_->Changed()) {
-    ASSIGN_OR_RETURN(array_, core::Array::Open(storage_, options_.key));
-    array_->set_tile_cache(caches_->tiles);
+    ASSIGN_OR_RETURN(std::shared_ptr<core::Array> fresh, core::Array::Open(storage_, options_.key));
+    ASSIGN_OR_RETURN(uint64_t latest, fresh->LatestInstant());
+    fresh->set_tile_cache(caches_->tiles);
+    if (!OnlyAppended(array_->listing(), latest_, fresh->listing())) ++epoch_;
+    array_ = std::move(fresh);
+    latest_ = latest;
     ++generation_;
   }
   // Read with the array, under the same lock: a reopen by another thread in
   // between would give an old view the new generation's cache keys.
-  if (generation != nullptr) *generation = generation_;
-  return array_;
+  return Current{array_, generation_, epoch_, latest_};
+}
+
+Result<uint64_t> ArrayTree::Refresh() {
+  ASSIGN_OR_RETURN(Current current, CurrentArray(true));
+  return current.epoch;
 }
 
 Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> ArrayTree::Resolve(
     const std::string& path, bool recheck) {
   std::vector<std::string> parts = SplitPath(path);
-  uint64_t gen = 0;
-  ASSIGN_OR_RETURN(std::shared_ptr<core::Array> array, CurrentArray(recheck, &gen));
+  ASSIGN_OR_RETURN(Current current, CurrentArray(recheck));
+  const std::shared_ptr<core::Array>& array = current.array;
+  const uint64_t gen = current.generation;
   auto scope = std::make_shared<Scope>();
   scope->array = array;
   uint64_t t;
@@ -153,11 +215,9 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
     std::optional<int64_t> at = ParseInstant(parts[1]);
     if (!at || *at < 0) return Error::NotFound(fmt::format("history/{}: not an instant", parts[1]));
     t = static_cast<uint64_t>(*at);
-    scope->immutable = true;
     used = 2;
   } else if (options_.timestamp_ms) {
     t = static_cast<uint64_t>(*options_.timestamp_ms);
-    scope->immutable = true;
     scope->root = true;
   } else {
     t = UINT64_MAX;
@@ -166,6 +226,11 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
   ASSIGN_OR_RETURN(scope->view, array->ViewAt(t));
   scope->mtime_ms = static_cast<int64_t>(scope->view->instant());
   scope->key = fmt::format("a{}/g{}/t{}/", id_, gen, t);
+  // A view up to the newest instant changes only when a past view is
+  // rewritten (epoch); a later one also with the next commit (generation).
+  // The top bit keeps the two kinds of snapshot ids apart.
+  scope->immutable = t <= current.latest;
+  scope->snapshot = scope->immutable ? (uint64_t{1} << 63 | (current.epoch + 1)) : gen + 1;
   // fragments/<name>/...: that fragment on its own.
   if (parts.size() >= used + 2 && parts[used] == "fragments") {
     const std::string& name = parts[used + 1];
@@ -207,7 +272,9 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
       caches_->fragment_views.Put(fscope->key, fscope->view, weight);
     }
     fscope->mtime_ms = static_cast<int64_t>(frag->name().t2);
+    // A fragment's own cells never change (it can only be vacuumed).
     fscope->immutable = true;
+    fscope->snapshot = uint64_t{1} << 63 | (current.epoch + 1);
     fscope->root = false;
     scope = fscope;
     used += 2;
@@ -556,11 +623,10 @@ Result<std::shared_ptr<const std::string>> ArrayTree::Render(const Scope& scope,
 Result<NodeAttr> ArrayTree::GetAttr(const std::string& path) {
   std::vector<std::string> parts = SplitPath(path);
   if (parts.size() == 1 && parts[0] == "history") {
-    ASSIGN_OR_RETURN(auto array, CurrentArray(false));
+    ASSIGN_OR_RETURN(Current current, CurrentArray(false));
     NodeAttr a;
     a.type = NodeType::kDirectory;
-    ASSIGN_OR_RETURN(uint64_t latest, array->LatestInstant());
-    a.mtime_ms = static_cast<int64_t>(latest);
+    a.mtime_ms = static_cast<int64_t>(current.latest);
     return a;
   }
   ASSIGN_OR_RETURN(auto resolved, Resolve(path, false));
@@ -614,9 +680,16 @@ Result<std::unique_ptr<OpenFile>> ArrayTree::Open(const std::string& path) {
   if (a.type != NodeType::kFile)
     return Error::InvalidArgument(fmt::format("{}: is a directory", path));
   ASSIGN_OR_RETURN(std::optional<CellFile> cell_file, CellFileOf(*resolved.first, resolved.second));
-  if (cell_file) return OpenCellFile(*resolved.first, *cell_file);
-  ASSIGN_OR_RETURN(auto content, Render(*resolved.first, resolved.second));
-  return std::unique_ptr<OpenFile>(new StringFile(content));
+  std::unique_ptr<OpenFile> file;
+  if (cell_file) {
+    ASSIGN_OR_RETURN(file, OpenCellFile(*resolved.first, *cell_file));
+  } else {
+    ASSIGN_OR_RETURN(auto content, Render(*resolved.first, resolved.second));
+    file.reset(new StringFile(content));
+  }
+  file->snapshot_id = resolved.first->snapshot;
+  file->mtime_ms = a.mtime_ms;
+  return file;
 }
 
 }  // namespace tiledbfs::fusefs

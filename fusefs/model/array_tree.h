@@ -46,6 +46,7 @@ class ArrayTree final : public Tree {
   Result<NodeAttr> GetAttr(const std::string& path) override;
   Result<std::vector<DirEntryAttr>> List(const std::string& path) override;
   Result<std::unique_ptr<OpenFile>> Open(const std::string& path) override;
+  Result<uint64_t> Refresh() override;
 
   struct Scope;  // a view and where in the namespace it is shown
 
@@ -56,10 +57,16 @@ class ArrayTree final : public Tree {
  private:
   ArrayTree() = default;
 
-  // The array as last opened; with `recheck` (opening a file, listing a
-  // directory) reopened first if the folder changed, unless pinned.
-  // `generation`, if given, receives the generation of the array returned.
-  Result<std::shared_ptr<core::Array>> CurrentArray(bool recheck, uint64_t* generation = nullptr);
+  // The array as last opened, with facts taken with it under one lock.
+  struct Current {
+    std::shared_ptr<core::Array> array;
+    uint64_t generation = 0;  // of `array`
+    uint64_t epoch = 0;       // of immutable content (Refresh)
+    uint64_t latest = 0;      // the array's newest instant
+  };
+  // With `recheck` (opening a file, listing a directory, Refresh) the array
+  // is reopened first if the folder changed, unless pinned.
+  Result<Current> CurrentArray(bool recheck);
   // Resolves a path to (scope, rest of the path inside that scope).
   Result<std::pair<std::shared_ptr<Scope>, std::vector<std::string>>> Resolve(
       const std::string& path, bool recheck);
@@ -104,6 +111,9 @@ class ArrayTree final : public Tree {
   std::shared_ptr<core::Array> array_;
   uint64_t id_ = 0;          // unique per tree: caches are shared by a group's members
   uint64_t generation_ = 0;  // bumps at each reopen: part of cache keys
+  // Bumps at a reopen that changed a past view (see OnlyAppended).
+  uint64_t epoch_ = 0;
+  uint64_t latest_ = 0;  // array_->LatestInstant()
   std::map<std::string, std::shared_ptr<const std::vector<core::Enumeration>>> enums_;
   // fragments/<name>: per view (key), its fragments by name (counted in
   // entries, not bytes).

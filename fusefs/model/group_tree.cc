@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "core/metadata/metadata.h"
 #include "fusefs/model/documents.h"
@@ -119,8 +120,13 @@ Result<std::vector<DirEntryAttr>> GroupTree::List(const std::string& path) {
   const core::EncryptionKey* key = options_.key ? &*options_.key : nullptr;
   std::vector<DirEntryAttr> out;
   if (parts.empty()) {
+    // The group's own files unsized (GetAttr renders them): a damaged
+    // metadata file fails them, not the listing of the members.
     for (const char* n : {"group.json", "metadata", "metadata.json"}) {
-      ASSIGN_OR_RETURN(NodeAttr a, GetAttr(n));
+      NodeAttr a;
+      a.immutable = options_.timestamp_ms.has_value();
+      a.type = std::string_view(n) == "metadata" ? NodeType::kDirectory : NodeType::kFile;
+      a.sized = a.type == NodeType::kDirectory;
       out.push_back({n, a});
     }
     ASSIGN_OR_RETURN(auto members, Members());
@@ -155,6 +161,20 @@ Result<std::unique_ptr<OpenFile>> GroupTree::Open(const std::string& path) {
   ASSIGN_OR_RETURN(Tree * m, Member(parts[0]));
   if (parts.size() == 1) return Error::InvalidArgument(fmt::format("{}: is a directory", path));
   return m->Open(path.substr(parts[0].size() + 1));
+}
+
+Result<uint64_t> GroupTree::Refresh() {
+  std::vector<Tree*> members;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, tree] : members_) members.push_back(tree.get());
+  }
+  uint64_t sum = 0;
+  for (Tree* m : members) {
+    ASSIGN_OR_RETURN(uint64_t epoch, m->Refresh());
+    sum += epoch;
+  }
+  return sum;
 }
 
 }  // namespace tiledbfs::fusefs

@@ -24,6 +24,8 @@ class GroupTree final : public Tree {
   Result<NodeAttr> GetAttr(const std::string& path) override;
   Result<std::vector<DirEntryAttr>> List(const std::string& path) override;
   Result<std::unique_ptr<OpenFile>> Open(const std::string& path) override;
+  // The members opened so far; the sum of their counts.
+  Result<uint64_t> Refresh() override;
 
  private:
   GroupTree() = default;

@@ -27,20 +27,20 @@ Result<std::unique_ptr<Tree>> OpenTree(const std::string& source, const TreeOpti
 
 int ErrnoFor(const core::Error& e) {
   switch (e.code()) {
-    case core::ErrorCode::kCorrupt:
-      return EIO;
-    case core::ErrorCode::kUnsupported:
-      return EIO;
     case core::ErrorCode::kNotFound:
       return ENOENT;
-    case core::ErrorCode::kIo:
-      return EIO;
     case core::ErrorCode::kInvalidArgument:
       return EINVAL;
+    case core::ErrorCode::kCorrupt:
+    case core::ErrorCode::kUnsupported:
+    case core::ErrorCode::kIo:
+    // A length over a limit comes from the file (corrupt or hostile), not
+    // from a lack of memory; the log line says which limit.
     case core::ErrorCode::kOutOfMemory:
-      return ENOMEM;
+    // The key was checked when the tree opened, so a tile that fails to
+    // authenticate later is corrupt (AES-GCM cannot tell the two apart).
     case core::ErrorCode::kKey:
-      return EACCES;
+      return EIO;
   }
   return EIO;
 }

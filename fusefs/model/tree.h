@@ -41,6 +41,11 @@ struct DirEntryAttr {
 class OpenFile {
  public:
   virtual ~OpenFile() = default;
+  // Names the bytes: two opens of one path with the same non-zero id read
+  // the same bytes (the FUSE adapter then lets them share the kernel's page
+  // cache). 0: unknown, every open is taken as different.
+  uint64_t snapshot_id = 0;
+  int64_t mtime_ms = 0;  // NodeAttr::mtime_ms of the node at open
   virtual uint64_t size() const = 0;
   // Copies up to out.size() bytes at offset; returns the count (less only
   // at end of file). Errors: kCorrupt/kIo etc. from decoding.
@@ -66,6 +71,12 @@ class Tree {
   // (not a directory).
   virtual Result<std::vector<DirEntryAttr>> List(const std::string& path) = 0;
   virtual Result<std::unique_ptr<OpenFile>> Open(const std::string& path) = 0;
+
+  // Rechecks the source now (a mount calls it about once a second) and
+  // returns a count that grows whenever nodes said to be immutable may have
+  // changed: a consolidation, a vacuum or a write at an old timestamp
+  // rewrote a past view. Errors: as Open.
+  virtual Result<uint64_t> Refresh() { return uint64_t{0}; }
 };
 
 // Opens an array or a group folder and checks it can be read (schema parses,

@@ -21,10 +21,9 @@ For every array and group of CORPUS/arrays (or the NAMEs given):
      few files per mutation (biased towards the mutated fragment), to count
      crashes, hangs and wrong bytes over many more mutations.
 
-Every read must either return the pristine bytes or fail with EIO (or the
-errno of its error kind: EACCES for a key error, as AES-GCM cannot tell a
-corrupt tile from a wrong key; ENOMEM for a size over a limit), each such
-error with a log line "tiledbfs: cannot <op> /<path or an ancestor>:
+Every read must either return the pristine bytes or fail with EIO (also
+for a tile that fails AES-GCM authentication and for a length over a
+limit), each such error with a log line "tiledbfs: cannot <op> /<path or an ancestor>:
 <reason>"; or the mount refuses with exit code 2 (3 only for an encrypted
 array) and a "cannot open" message. The daemon must be alive after the
 reads, unmount cleanly and exit 0; every step is bounded (a hang is a
@@ -384,10 +383,10 @@ def restore(info, copy, m):
 
 # ---------------------------------------------------------------- checks
 
-# The errno of each error kind the daemon answers with (fusefs ErrnoFor):
-# corrupt, unsupported and I/O give EIO; a key error (AES-GCM cannot tell a
-# corrupt tile from a wrong key) EACCES; a size over a limit ENOMEM.
-ERRNO_OUTCOME = {errno.EIO: "eio", errno.EACCES: "eacces", errno.ENOMEM: "enomem"}
+# The errno the daemon answers with for every error of the data (fusefs
+# ErrnoFor): EIO, corrupt, unsupported, failed authentication and lengths
+# over a limit alike.
+ERRNO_OUTCOME = {errno.EIO: "eio"}
 
 CATEGORIES = ("right", "eio", "refused", "undetectable", "covered_wrong", "crash", "hang",
               "failure")
@@ -566,7 +565,7 @@ def mount_one(bin_dir, info, m, work, stats, deadline):
             fail("unlogged_error", f"errors without a log line naming the file: {unlogged[:3]}")
             failed = True
         if other:
-            fail("bad_errno", f"errors other than EIO (or EACCES/ENOMEM): {other[:3]}")
+            fail("bad_errno", f"errors other than EIO: {other[:3]}")
             failed = True
         # A directory whose listing fails hides every entry from ls and find:
         # fine only if none of its entries can be read either.

@@ -138,9 +138,11 @@ Result<std::unique_ptr<OpenFile>> FakeTree::Open(const std::string& path) {
   if (n.attr.type != NodeType::kFile) return Error::InvalidArgument("a directory: " + path);
   if (n.fault == Node::Fault::kOpenKey) return Error::Key("wrong key for __fragments/x");
   const size_t chunk = n.fault == Node::Fault::kChunky ? 1000 : SIZE_MAX;
-  return std::unique_ptr<OpenFile>(
-      std::make_unique<StringFile>(n.content(), chunk, n.fault == Node::Fault::kReadCorrupt,
-                                   n.fault == Node::Fault::kReadThrows));
+  auto file = std::make_unique<StringFile>(n.content(), chunk, n.fault == Node::Fault::kReadCorrupt,
+                                           n.fault == Node::Fault::kReadThrows);
+  // Immutable files read the same bytes at every open; a live one may not.
+  file->snapshot_id = n.attr.immutable ? 1 : ++live_snapshots_;
+  return std::unique_ptr<OpenFile>(std::move(file));
 }
 
 }  // namespace tiledbfs::fusefs::testing

@@ -51,6 +51,7 @@ class FakeTree : public Tree {
   std::map<std::string, Node> nodes_;
   std::atomic<int> live_opens_{0};
   std::atomic<int> frozen_opens_{0};
+  std::atomic<uint64_t> live_snapshots_{1};
 };
 
 }  // namespace tiledbfs::fusefs::testing
