@@ -377,7 +377,8 @@ TEST(StreamedFileTest, RacingStatsShareOneLayoutPass) {
 }
 
 // Arrays made by tiledb-mkarray, large enough for several default pieces
-// (4096 cells) and layout batches (65536 cells).
+// (4096 cells) and layout batches (65536 cells). Each test makes only the
+// array it reads (ctest runs every test in a process of its own).
 class GeneratedArrayTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -385,6 +386,32 @@ class GeneratedArrayTest : public ::testing::Test {
     if (!fs::exists(mk_)) return;
     dir_ = fs::temp_directory_path() / ("tiledbfs_streamed_" + std::to_string(getpid()));
     fs::create_directories(dir_);
+  }
+  static void TearDownTestSuite() {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  void SetUp() override {
+    if (!fs::exists(mk_)) GTEST_SKIP() << mk_ << " not built";
+  }
+
+  static bool Run(const std::string& args) {
+    // Under ASan, the sparse sampler's deep recursion of small allocations
+    // spends most of its time recording 30-frame allocation stacks (the
+    // default): 12 frames make the writes about 7 times faster.
+    std::string env;
+#if defined(__SANITIZE_ADDRESS__)
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    env = std::string("ASAN_OPTIONS='") + (asan ? std::string(asan) + ":" : "") +
+          "malloc_context_size=12' ";
+#endif
+    return std::system((env + mk_ + " " + args + " >/dev/null 2>&1").c_str()) == 0;
+  }
+
+  // Root view: both fragments, more than one layout batch (kSparseCells1 +
+  // kSparseCells2 > 65536 cells), so are the views of the first fragment
+  // and of the first instant; the second fragment spans many pieces.
+  static fs::path MakeSparse() {
+    fs::path a = dir_ / "sparse";
     std::ofstream((dir_ / "sparse.json").string()) << R"({
       "array_type": "sparse", "capacity": 5000, "allows_dups": false,
       "dims": [{"name": "r", "type": "INT64", "domain": [0, 999999], "tile_extent": 100000},
@@ -394,41 +421,52 @@ class GeneratedArrayTest : public ::testing::Test {
                 {"name": "n", "type": "INT32", "nullable": true},
                 {"name": "v", "type": "INT16", "cell_val_num": 4294967295, "var": true,
                  "nullable": true}]})";
+    bool ok = Run("create " + a.string() + " --schema " + (dir_ / "sparse.json").string()) &&
+              Run("write " + a.string() + " --timestamp 10 --synthetic 1 --cells " +
+                  std::to_string(kSparseCells1)) &&
+              Run("write " + a.string() + " --timestamp 20 --synthetic 2 --cells " +
+                  std::to_string(kSparseCells2));
+    return ok ? a : fs::path();
+  }
+
+  // 400 x 400 cells (160000: three batches), overwritten in part.
+  static fs::path MakeDense() {
+    fs::path a = dir_ / "dense";
     std::ofstream((dir_ / "dense.json").string()) << R"({
       "array_type": "dense",
       "dims": [{"name": "y", "type": "INT32", "domain": [0, 399], "tile_extent": 64},
                {"name": "x", "type": "INT32", "domain": [0, 399], "tile_extent": 100}],
       "attrs": [{"name": "f", "type": "FLOAT32"},
                 {"name": "b", "type": "BLOB", "cell_val_num": 4294967295, "var": true}]})";
-    auto run = [](const std::string& cmd) {
-      return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0;
-    };
-    std::string sparse = (dir_ / "sparse").string(), dense = (dir_ / "dense").string();
-    made_ = run(mk_ + " create " + sparse + " --schema " + (dir_ / "sparse.json").string()) &&
-            run(mk_ + " write " + sparse + " --timestamp 10 --synthetic 1 --cells 90000") &&
-            run(mk_ + " write " + sparse + " --timestamp 20 --synthetic 2 --cells 60000") &&
-            run(mk_ + " create " + dense + " --schema " + (dir_ / "dense.json").string()) &&
-            run(mk_ + " write " + dense + " --timestamp 10 --synthetic 3") &&
-            run(mk_ + " write " + dense + " --timestamp 20 --synthetic 4 --subarray 50:250,30:330");
+    bool ok = Run("create " + a.string() + " --schema " + (dir_ / "dense.json").string()) &&
+              Run("write " + a.string() + " --timestamp 10 --synthetic 3") &&
+              Run("write " + a.string() + " --timestamp 20 --synthetic 4 --subarray 50:250,30:330");
+    return ok ? a : fs::path();
   }
-  static void TearDownTestSuite() {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  void SetUp() override {
-    if (!fs::exists(mk_)) GTEST_SKIP() << mk_ << " not built";
-    ASSERT_TRUE(made_) << "tiledb-mkarray failed";
-  }
+
+#if defined(__SANITIZE_ADDRESS__)
+  // Smaller under the sanitizers (the suite must fit CI's time), still over
+  // one batch in the root view and in the first fragment's.
+  static constexpr uint64_t kSparseCells1 = 70000, kSparseCells2 = 12000;
+#else
+  static constexpr uint64_t kSparseCells1 = 90000, kSparseCells2 = 60000;
+#endif
+  static_assert(kSparseCells1 > 65536);
+
   static inline std::string mk_;
   static inline fs::path dir_;
-  static inline bool made_ = false;
 };
 
 TEST_F(GeneratedArrayTest, SparseMultiBatchFilesEqualWholeRendering) {
-  CheckArray({(dir_ / "sparse").string(), std::nullopt}, TreeOptions{}, 60, 2);
+  fs::path a = MakeSparse();
+  ASSERT_FALSE(a.empty()) << "tiledb-mkarray failed";
+  CheckArray({a.string(), std::nullopt}, TreeOptions{}, 60, 2);
 }
 
 TEST_F(GeneratedArrayTest, DenseMultiBatchFilesEqualWholeRendering) {
-  CheckArray({(dir_ / "dense").string(), std::nullopt}, TreeOptions{}, 60, 2);
+  fs::path a = MakeDense();
+  ASSERT_FALSE(a.empty()) << "tiledb-mkarray failed";
+  CheckArray({a.string(), std::nullopt}, TreeOptions{}, 60, 2);
 }
 
 }  // namespace
