@@ -313,6 +313,7 @@ struct FuseOps {
       size = std::min(size, FuseAdapter::kMaxRead);
       std::vector<uint8_t> buf(size);
       size_t got = 0;
+      std::optional<Error> failed;
       {
         std::lock_guard lock(h->mu);
         // OpenFile::Read may return less than asked only at end of file; loop
@@ -320,11 +321,17 @@ struct FuseOps {
         while (got < size) {
           auto n = h->file->Read(static_cast<uint64_t>(off) + got,
                                  std::span<uint8_t>(buf.data() + got, size - got));
-          if (!n.ok()) return ReplyError(req, "read", h->path, n.error());
+          if (!n.ok()) {
+            failed = n.error();
+            break;
+          }
           if (*n == 0) break;
           got += std::min(*n, size - got);
         }
       }
+      // Never reply with the lock held: once the reply is out the kernel may
+      // release the file, and the handle (with its lock) is freed.
+      if (failed) return ReplyError(req, "read", h->path, *failed);
       fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), got);
     });
   }

@@ -655,11 +655,34 @@ Result<std::vector<DirEntryAttr>> ArrayTree::List(const std::string& path) {
   // folders of a view's top; everything else listed is a file, whose size is
   // left for GetAttr: a listing never renders or decodes, and one damaged
   // file does not make its folder unlistable.
-  const bool folders_only = rest.size() == 1 && (rest[0] == "fragments" || rest[0] == "history");
   std::vector<DirEntryAttr> out;
+  if (rest.size() == 1 && rest[0] == "history") {
+    // What GetAttr gives each, without building views (and without reading
+    // footers a vacuum may be deleting meanwhile).
+    for (const auto& n : names) {
+      std::optional<int64_t> t = ParseInstant(n);
+      if (!t || *t < 0) continue;
+      NodeAttr a;
+      a.type = NodeType::kDirectory;
+      a.mtime_ms = static_cast<int64_t>(scope->array->InstantAt(static_cast<uint64_t>(*t)));
+      a.immutable = true;  // every listed instant is up to the newest one
+      out.push_back({n, a});
+    }
+    return out;
+  }
+  if (rest.size() == 1 && rest[0] == "fragments") {
+    for (const auto& f : scope->view->fragments()) {
+      NodeAttr a;
+      a.type = NodeType::kDirectory;
+      a.mtime_ms = static_cast<int64_t>(f->name().t2);
+      a.immutable = true;
+      out.push_back({f->name().name, a});
+    }
+    return out;
+  }
   for (const auto& n : names) {
     std::string child = path.empty() ? n : path + "/" + n;
-    if (folders_only || (rest.empty() && IsDirName(n))) {
+    if (rest.empty() && IsDirName(n)) {
       ASSIGN_OR_RETURN(NodeAttr a, GetAttr(child));
       out.push_back({n, a});
       continue;

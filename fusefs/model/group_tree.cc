@@ -156,7 +156,11 @@ Result<std::unique_ptr<OpenFile>> GroupTree::Open(const std::string& path) {
   if (parts.empty()) return Error::InvalidArgument("/: is a directory");
   if (parts[0] == "group.json" || parts[0] == "metadata.json" || parts[0] == "metadata") {
     ASSIGN_OR_RETURN(auto s, RenderOwn(parts));
-    return std::unique_ptr<OpenFile>(new StringFile(s));
+    auto file = std::make_unique<StringFile>(s);
+    // Rendered at each open: named by its bytes (a 64-bit hash), so that
+    // opens of the same bytes share the kernel's page cache.
+    file->snapshot_id = std::hash<std::string_view>()(*s) | 1;
+    return std::unique_ptr<OpenFile>(std::move(file));
   }
   ASSIGN_OR_RETURN(Tree * m, Member(parts[0]));
   if (parts.size() == 1) return Error::InvalidArgument(fmt::format("{}: is a directory", path));
