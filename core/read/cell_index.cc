@@ -284,6 +284,70 @@ struct SparseEntry {
 // Decoded coordinate tiles of every fragment: coords[f][tile][dim].
 using CoordTiles = std::vector<std::vector<std::vector<DecodedTile>>>;
 
+// The coordinate tiles of tile `t`, one per dimension (split from the
+// zipped coordinates of old fragments).
+Result<std::vector<DecodedTile>> ReadCoordTiles(const FragmentMetadata& frag, uint64_t t,
+                                                size_t dims, bool encrypted) {
+  const bool zipped = !frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
+                      frag.FieldIndex(FieldRef::Dimension(0)) < 0;
+  if (zipped) return ReadZippedCoordsTile(frag, t, encrypted);
+  std::vector<DecodedTile> out;
+  for (size_t d = 0; d < dims; ++d) {
+    ASSIGN_OR_RETURN(DecodedTile dt, ReadTile(frag, FieldRef::Dimension(d), t, encrypted));
+    out.push_back(std::move(dt));
+  }
+  return out;
+}
+
+// Tile `t`'s per-cell timestamps (into *stamps, when the fragment has them)
+// and delete timestamps (into *deleted, when the view filters by time),
+// each checked to hold `cell_num` values.
+Status ReadTileStamps(const ViewInputs& in, const FragmentMetadata& frag, uint64_t t,
+                      uint64_t cell_num, DecodedTile* stamps, DecodedTile* deleted) {
+  const FragmentFooter& ft = frag.footer();
+  if (ft.has_timestamps) {
+    ASSIGN_OR_RETURN(*stamps, ReadTile(frag, FieldRef::Timestamps(), t, in.encrypted));
+    if (stamps->fixed.size() != cell_num * 8) {
+      return Error::Corrupt(fmt::format("{}: tile {} has {} timestamp bytes for {} cells",
+                                        frag.dir(), t, stamps->fixed.size(), cell_num));
+    }
+  }
+  if (ft.has_delete_meta && in.filter_timestamps) {
+    ASSIGN_OR_RETURN(*deleted, ReadTile(frag, FieldRef::DeleteTimestamps(), t, in.encrypted));
+    if (deleted->fixed.size() != cell_num * 8) {
+      return Error::Corrupt(fmt::format("{}: tile {} has {} delete timestamp bytes for {} cells",
+                                        frag.dir(), t, deleted->fixed.size(), cell_num));
+    }
+  }
+  return Ok();
+}
+
+// Appends `base | p` for every cell p of a tile that the view shows at
+// in.timestamp: written by then (`stamps`, when filtering) and not deleted
+// by then (`deleted`, when not empty).
+void AppendVisibleCells(const ViewInputs& in, const DecodedTile* stamps, const DecodedTile& deleted,
+                        uint64_t base, uint64_t cell_num, std::vector<uint64_t>& cells) {
+  if (stamps == nullptr && deleted.fixed.empty()) {
+    for (uint64_t p = 0; p < cell_num; ++p) cells.push_back(base | p);
+    return;
+  }
+  for (uint64_t p = 0; p < cell_num; ++p) {
+    if (stamps != nullptr) {
+      uint64_t stamp;
+      std::memcpy(&stamp, stamps->fixed.data() + p * 8, 8);
+      if (stamp > in.timestamp) continue;
+    }
+    if (!deleted.fixed.empty()) {
+      uint64_t deleted_at;
+      std::memcpy(&deleted_at, deleted.fixed.data() + p * 8, 8);
+      bool visible =
+          in.timestamp == UINT64_MAX ? deleted_at >= in.timestamp : deleted_at > in.timestamp;
+      if (!visible) continue;
+    }
+    cells.push_back(base | p);
+  }
+}
+
 class EntryCellValues : public CellValues {
  public:
   EntryCellValues(const ViewInputs& in, const CoordTiles& coords,
@@ -360,17 +424,8 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
     uint64_t tiles = frag.tile_num();
     coords[fi].resize(tiles);
     if (ft.has_timestamps) stamps[fi].resize(tiles);
-    bool zipped = !frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
-                  frag.FieldIndex(FieldRef::Dimension(0)) < 0;
     for (uint64_t t = 0; t < tiles; ++t, ++gt) {
-      if (zipped) {
-        ASSIGN_OR_RETURN(coords[fi][t], ReadZippedCoordsTile(frag, t, in.encrypted));
-      } else {
-        for (size_t d = 0; d < dims; ++d) {
-          ASSIGN_OR_RETURN(DecodedTile dt, ReadTile(frag, FieldRef::Dimension(d), t, in.encrypted));
-          coords[fi][t].push_back(std::move(dt));
-        }
-      }
+      ASSIGN_OR_RETURN(coords[fi][t], ReadCoordTiles(frag, t, dims, in.encrypted));
       uint64_t cell_num = frag.TileCellNum(t);
       for (const auto& dt : coords[fi][t]) {
         if (dt.cell_num != cell_num) {
@@ -381,43 +436,12 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
       OrderTile& ot = order.tiles[gt];
       for (const auto& dt : coords[fi][t]) ot.dims.push_back(&dt);
       DecodedTile del;
-      if (ft.has_timestamps) {
-        ASSIGN_OR_RETURN(stamps[fi][t], ReadTile(frag, FieldRef::Timestamps(), t, in.encrypted));
-        if (stamps[fi][t].fixed.size() != cell_num * 8) {
-          return Error::Corrupt(fmt::format("{}: tile {} has {} timestamp bytes for {} cells",
-                                            frag.dir(), t, stamps[fi][t].fixed.size(), cell_num));
-        }
-        ot.stamps = &stamps[fi][t];
-      }
-      if (ft.has_delete_meta && in.filter_timestamps) {
-        ASSIGN_OR_RETURN(del, ReadTile(frag, FieldRef::DeleteTimestamps(), t, in.encrypted));
-        if (del.fixed.size() != cell_num * 8) {
-          return Error::Corrupt(
-              fmt::format("{}: tile {} has {} delete timestamp bytes for {} cells", frag.dir(), t,
-                          del.fixed.size(), cell_num));
-        }
-      }
+      DecodedTile* tile_stamps = ft.has_timestamps ? &stamps[fi][t] : nullptr;
+      TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps, &del));
+      ot.stamps = tile_stamps;
       const uint64_t base = uint64_t{gt} << order.pos_bits;
       const bool filter = in.filter_timestamps && ft.has_timestamps;
-      if (!filter && del.fixed.empty()) {
-        for (uint64_t p = 0; p < cell_num; ++p) cells.push_back(base | p);
-        continue;
-      }
-      for (uint64_t p = 0; p < cell_num; ++p) {
-        if (filter) {
-          uint64_t stamp;
-          std::memcpy(&stamp, ot.stamps->fixed.data() + p * 8, 8);
-          if (stamp > in.timestamp) continue;
-        }
-        if (!del.fixed.empty()) {
-          uint64_t deleted_at;
-          std::memcpy(&deleted_at, del.fixed.data() + p * 8, 8);
-          bool visible =
-              in.timestamp == UINT64_MAX ? deleted_at >= in.timestamp : deleted_at > in.timestamp;
-          if (!visible) continue;
-        }
-        cells.push_back(base | p);
-      }
+      AppendVisibleCells(in, filter ? tile_stamps : nullptr, del, base, cell_num, cells);
     }
   }
   SortSparseCells(order, cells);
@@ -596,19 +620,9 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
     if (tiles == 0) continue;
     const FragmentFooter& ft = frag.footer();
     if (ft.has_timestamps) stamps[fi].resize(tiles);
-    bool zipped = !frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
-                  frag.FieldIndex(FieldRef::Dimension(0)) < 0;
-    std::vector<DecodedTile> coords;
     for (uint64_t t = 0; t < tiles; ++t, ++gt) {
-      if (zipped) {
-        ASSIGN_OR_RETURN(coords, ReadZippedCoordsTile(frag, t, in.encrypted));
-      } else {
-        coords.clear();
-        for (size_t d = 0; d < dims; ++d) {
-          ASSIGN_OR_RETURN(DecodedTile dt, ReadTile(frag, FieldRef::Dimension(d), t, in.encrypted));
-          coords.push_back(std::move(dt));
-        }
-      }
+      ASSIGN_OR_RETURN(std::vector<DecodedTile> coords,
+                       ReadCoordTiles(frag, t, dims, in.encrypted));
       const uint64_t cell_num = frag.TileCellNum(t);
       for (size_t d = 0; d < dims; ++d) {
         const DecodedTile& dt = coords[d];
@@ -622,40 +636,13 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
       }
       OrderTile& ot = order.tiles[gt];
       DecodedTile del;
-      if (ft.has_timestamps) {
-        ASSIGN_OR_RETURN(stamps[fi][t], ReadTile(frag, FieldRef::Timestamps(), t, in.encrypted));
-        if (stamps[fi][t].fixed.size() != cell_num * 8) {
-          return Error::Corrupt(fmt::format("{}: tile {} has {} timestamp bytes for {} cells",
-                                            frag.dir(), t, stamps[fi][t].fixed.size(), cell_num));
-        }
-        ot.stamps = &stamps[fi][t];
-      }
-      if (ft.has_delete_meta && in.filter_timestamps) {
-        ASSIGN_OR_RETURN(del, ReadTile(frag, FieldRef::DeleteTimestamps(), t, in.encrypted));
-        if (del.fixed.size() != cell_num * 8) {
-          return Error::Corrupt(
-              fmt::format("{}: tile {} has {} delete timestamp bytes for {} cells", frag.dir(), t,
-                          del.fixed.size(), cell_num));
-        }
-      }
+      DecodedTile* tile_stamps = ft.has_timestamps ? &stamps[fi][t] : nullptr;
+      TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps, &del));
+      ot.stamps = tile_stamps;
       const uint64_t base = uint64_t{gt} << order.pos_bits;
       const bool filter = in.filter_timestamps && ft.has_timestamps;
       const size_t first = cells.size();
-      for (uint64_t p = 0; p < cell_num; ++p) {
-        if (filter) {
-          uint64_t stamp;
-          std::memcpy(&stamp, ot.stamps->fixed.data() + p * 8, 8);
-          if (stamp > in.timestamp) continue;
-        }
-        if (!del.fixed.empty()) {
-          uint64_t deleted_at;
-          std::memcpy(&deleted_at, del.fixed.data() + p * 8, 8);
-          bool visible =
-              in.timestamp == UINT64_MAX ? deleted_at >= in.timestamp : deleted_at > in.timestamp;
-          if (!visible) continue;
-        }
-        cells.push_back(base | p);
-      }
+      AppendVisibleCells(in, filter ? tile_stamps : nullptr, del, base, cell_num, cells);
       // Keys, dimension by dimension; a coordinate outside the bounds
       // means the non-empty domain lied: take the generic path.
       uint64_t bad = 0;
