@@ -1094,7 +1094,14 @@ class Reader:
         if not view and size0 != len(first):
             STATS.inc("live_fstat_size_differs")
         if view and size0 != len(first):
-            STATS.fail("size", f"{label}: fstat size {size0}, read {len(first)} bytes")
+            if b1["consmax"] > 0 or b1["vacmax"] > 0:
+                # A consolidation or vacuum rewrote history views: while an
+                # open of the older snapshot is held, fstat of a newer one
+                # shows the older size (README, "An open file keeps its
+                # snapshot"); its bytes are checked below all the same.
+                STATS.inc("history_fstat_size_differs")
+            else:
+                STATS.fail("size", f"{label}: fstat size {size0}, read {len(first)} bytes")
         self.check_content(m, view, rel, first, b0, b1, frag)
 
     def check_content(self, m, view, rel, data, b0, b1, frag):
@@ -1500,7 +1507,7 @@ def main():
                 "visible_checks", "visible_at_once", "visible_late", "visible_max_ms",
                 "root_csv_checked", "root_bin_checked", "root_meta_checked", "deferred_ok",
                 "stale_within_bound",
-                "handle_changed", "live_fstat_size_differs", "history_model_checked",
+                "handle_changed", "live_fstat_size_differs", "history_fstat_size_differs", "history_model_checked",
                 "history_meta_exact", "history_views_stable", "history_views_changed",
                 "history_stale_kept", "history_listing_stale", "eio_after_vacuum",
                 "enoent_after_maintenance", "vacuum_under_open_old_bytes", "vacuum_under_open_eio",
