@@ -52,8 +52,8 @@ Result<Column> ArrayView::ReadField(const std::string& name) const {
   return ReadFieldRange(name, 0, index->cell_count);
 }
 
-Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first,
-                                         uint64_t count) const {
+Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first, uint64_t count,
+                                         ReadState* state) const {
   ASSIGN_OR_RETURN(const CellIndex* index, Index());
   if (first > index->cell_count || count > index->cell_count - first) {
     return Error::InvalidArgument(
@@ -64,7 +64,7 @@ Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first
     if (schema_->dense()) return DenseDimensionColumn(*schema_, *index, d, first, count);
     return SparseDimensionColumn(*schema_, *index, d, first, count);
   }
-  return GatherAttribute(Inputs(), *index, name, first, count, *cache_);
+  return GatherAttribute(Inputs(), *index, name, first, count, *cache_, state);
 }
 
 }  // namespace tiledbfs::core

@@ -64,8 +64,10 @@ class ArrayView {
   Result<Column> ReadField(const std::string& name) const;
   // Cells [first, first + count) of a field: decodes only the tiles that
   // hold them (dense views keep no per-cell state, so memory stays bounded
-  // by the tile cache). kInvalidArgument past the end.
-  Result<Column> ReadFieldRange(const std::string& name, uint64_t first, uint64_t count) const;
+  // by the tile cache). `state`, if any, is the reader's (tile_cache.h:
+  // the tiles it keeps between reads). kInvalidArgument past the end.
+  Result<Column> ReadFieldRange(const std::string& name, uint64_t first, uint64_t count,
+                                ReadState* state = nullptr) const;
 
  private:
   Result<const CellIndex*> Index() const;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <unordered_set>
 
 #include "core/read/coords.h"
 #include "core/read/parallel.h"
@@ -764,9 +765,23 @@ namespace {
 // lacks (at most what fits in half the cache), so that a read needing a
 // new row of tiles uses every core. Errors are left for the gather pass,
 // which decodes the tile again and reports them.
-void DecodeMissingTiles(const ViewInputs& in, const CellIndex& index, const std::vector<int>& field,
-                        const std::vector<int>& footer_index, uint64_t first, uint64_t end,
-                        TileCache& cache) {
+// Tiles decoded ahead for one gather, by key: the gather takes them from
+// here, so a cache too small to keep them all does not make it decode them
+// again.
+using DecodedAhead = HeldTiles;
+
+// The tile of `key` in `tiles`, or null.
+std::shared_ptr<const DecodedTile> Find(const HeldTiles& tiles, const TileKey& key) {
+  for (const auto& [k, t] : tiles) {
+    if (t && k == key) return t;
+  }
+  return nullptr;
+}
+
+DecodedAhead DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
+                                const std::vector<int>& field, const std::vector<int>& footer_index,
+                                uint64_t first, uint64_t end, TileCache& cache,
+                                const HeldTiles* held) {
   struct Missing {
     TileKey key;
     uint32_t fragment;
@@ -783,14 +798,17 @@ void DecodeMissingTiles(const ViewInputs& in, const CellIndex& index, const std:
     last = key;
     bool seen = false;
     for (const Missing& m : missing) seen = seen || m.key == key;
-    if (seen || cache.Contains(key)) continue;
+    if (seen || cache.Contains(key) || (held != nullptr && Find(*held, key))) continue;
     missing.push_back({key, r.fragment});
     if (missing.size() >= 256) break;
   }
-  if (missing.size() < 2) return;
-  // Tiles of a field have about the same size: stop at half the budget.
+  if (missing.size() < 2) return {};
+  DecodedAhead ahead(missing.size());
+  // Tiles of a field have about the same size: stop at a sixteenth of the
+  // budget (the gather holds them until it ends; the rest it decodes one at
+  // a time).
   std::atomic<uint64_t> decoded_bytes{0};
-  const uint64_t limit = cache.budget_bytes() / 2;
+  const uint64_t limit = cache.budget_bytes() / 16;
   ParallelFor(missing.size(), [&](size_t k) {
     if (decoded_bytes.load() >= limit) return;
     const Missing& m = missing[k];
@@ -799,16 +817,19 @@ void DecodeMissingTiles(const ViewInputs& in, const CellIndex& index, const std:
     if (!t.ok()) return;
     auto tile = std::make_shared<const DecodedTile>(std::move(t).value());
     decoded_bytes += tile->fixed.size() + tile->var.size() + tile->offsets.size() * 8;
-    cache.Put(m.key, std::move(tile), in.fragments[m.fragment]);
+    ahead[k] = {m.key, cache.Put(m.key, std::move(tile), in.fragments[m.fragment])};
   });
+  return ahead;
 }
 
 }  // namespace
 
 Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
                                const std::string& name, uint64_t first, uint64_t count,
-                               TileCache& cache) {
+                               TileCache& cache, ReadState* state) {
   const ArraySchema& schema = *in.schema;
+  HeldTiles* held = state != nullptr ? &state->held[name] : nullptr;
+  HeldTiles used;  // the tiles this gather takes (the next held ones)
   int ai = schema.AttributeIndex(name);
   if (ai < 0) return Error::NotFound(fmt::format("no attribute '{}'", name));
   if (first > index.cell_count || count > index.cell_count - first) {
@@ -854,7 +875,8 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   if (attr.nullable) c.validity.resize(count);
 
   const uint64_t end = first + count;
-  DecodeMissingTiles(in, index, field, footer_index, first, end, cache);
+  const DecodedAhead ahead =
+      DecodeMissingTiles(in, index, field, footer_index, first, end, cache, held);
   // Tiles at hand, a few slots by (fragment, tile): views whose runs
   // alternate between fragments go to the shared cache once per tile, not
   // once per run.
@@ -890,17 +912,20 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
     Slot& slot = slots[(r.tile * 7 + r.fragment) % kSlots];
     if (!slot.t || slot.fragment != r.fragment || slot.tile != r.tile) {
       TileKey key{&frag, footer_index[r.fragment], r.tile};
-      std::shared_ptr<const DecodedTile> tile = cache.Get(key);
+      std::shared_ptr<const DecodedTile> tile = held != nullptr ? Find(*held, key) : nullptr;
+      if (!tile) tile = Find(ahead, key);
+      if (!tile) tile = cache.Get(key);
       if (!tile) {
         ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field[r.fragment]),
                                                  r.tile, in.encrypted));
-        tile = std::make_shared<const DecodedTile>(std::move(t));
-        cache.Put(key, tile, in.fragments[r.fragment]);
+        tile = cache.Put(key, std::make_shared<const DecodedTile>(std::move(t)),
+                         in.fragments[r.fragment]);
       }
       if (!var && tile->cell_size != cs) {
         return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
                                           frag.dir(), name, tile->cell_size, cs));
       }
+      if (held != nullptr) used.emplace_back(key, tile);
       slot.fragment = r.fragment;
       slot.tile = r.tile;
       slot.t = std::move(tile);
@@ -944,6 +969,20 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
     done += run.count;
   }
   if (var) c.offsets[count] = c.data.size();
+  if (held != nullptr) {
+    // The tiles used last first (the next read starts where this one ended),
+    // each once, up to a sixteenth of the budget or 16 MiB (enough for one
+    // piece of a sparse view over a few overlapping fragments).
+    const uint64_t cap = std::max(cache.budget_bytes() / 16, uint64_t{16} << 20);
+    std::unordered_set<TileKey, TileKeyHash> taken;
+    uint64_t bytes = 0;
+    held->clear();
+    for (auto it = used.rbegin(); it != used.rend() && bytes < cap; ++it) {
+      if (!taken.insert(it->first).second) continue;
+      bytes += TileCache::SizeOf(*it->second);
+      held->push_back(std::move(*it));
+    }
+  }
   return c;
 }
 

@@ -151,10 +151,12 @@ Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, 
 
 // Gathers cells [first, first + count) of the attribute `name` (of the view
 // schema). Fragments whose schema lacks the attribute contribute fill
-// values. Decoded tiles go through `cache`, so a range read decodes only the
-// tiles covering it and consecutive reads reuse them.
+// values. Decoded tiles go through `cache`, so a range read decodes only
+// the tiles covering it and consecutive reads reuse them; with a `state`,
+// through the reader's held tiles too (tile_cache.h ReadState), which the
+// gather replaces with the tiles it used.
 Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
                                const std::string& name, uint64_t first, uint64_t count,
-                               TileCache& cache);
+                               TileCache& cache, ReadState* state = nullptr);
 
 }  // namespace tiledbfs::core

@@ -15,11 +15,14 @@ bool TileCache::Contains(const TileKey& key) const {
   return map_.count(key) != 0;
 }
 
-void TileCache::Put(const TileKey& key, std::shared_ptr<const DecodedTile> tile,
-                    std::shared_ptr<const FragmentMetadata> fragment) {
+std::shared_ptr<const DecodedTile> TileCache::Put(
+    const TileKey& key, std::shared_ptr<const DecodedTile> tile,
+    std::shared_ptr<const FragmentMetadata> fragment) {
   std::lock_guard<std::mutex> lock(mu_);
-  uint64_t size = SizeOf(*tile);
-  if (size > budget_ || map_.count(key)) return;
+  if (auto it = map_.find(key); it != map_.end()) return it->second->tile;
+  const uint64_t size = SizeOf(*tile);
+  if (size > budget_) return tile;
+  std::shared_ptr<const DecodedTile> result = tile;
   used_ += size;
   lru_.push_front(Entry{key, std::move(tile), std::move(fragment)});
   map_[key] = lru_.begin();
@@ -28,6 +31,7 @@ void TileCache::Put(const TileKey& key, std::shared_ptr<const DecodedTile> tile,
     map_.erase(lru_.back().key);
     lru_.pop_back();
   }
+  return result;
 }
 
 uint64_t TileCache::used_bytes() const {

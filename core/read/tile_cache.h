@@ -7,8 +7,11 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/read/tile_source.h"
 
@@ -33,6 +36,19 @@ struct TileKeyHash {
   }
 };
 
+// Tiles a reader used, with their keys.
+using HeldTiles = std::vector<std::pair<TileKey, std::shared_ptr<const DecodedTile>>>;
+
+// What one reader (an open file, a layout pass) keeps between its reads:
+// the tiles its last read of each field used. A file read piece by piece
+// thus decodes each tile once even when the shared cache has no room to
+// keep it (a small cache_size, many readers at once). It is outside the
+// cache's budget, up to a sixteenth of it or 16 MiB per reader and field
+// (GatherAttribute keeps the tiles its read used last).
+struct ReadState {
+  std::unordered_map<std::string, HeldTiles> held;  // by field name
+};
+
 class TileCache {
  public:
   explicit TileCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
@@ -40,15 +56,19 @@ class TileCache {
   std::shared_ptr<const DecodedTile> Get(const TileKey& key);
   bool Contains(const TileKey& key) const;
   // `fragment` is key.fragment's owner, kept while the tile is cached.
-  void Put(const TileKey& key, std::shared_ptr<const DecodedTile> tile,
-           std::shared_ptr<const FragmentMetadata> fragment);
+  // Returns the tile to use: the one already cached under `key` if another
+  // reader put it first (readers then share one copy), else `tile`.
+  std::shared_ptr<const DecodedTile> Put(const TileKey& key,
+                                         std::shared_ptr<const DecodedTile> tile,
+                                         std::shared_ptr<const FragmentMetadata> fragment);
   uint64_t used_bytes() const;
   uint64_t budget_bytes() const { return budget_; }
-
- private:
+  // The bytes a tile counts for.
   static uint64_t SizeOf(const DecodedTile& t) {
     return t.fixed.size() + t.var.size() + t.offsets.size() * 8 + t.validity.size();
   }
+
+ private:
   struct Entry {
     TileKey key;
     std::shared_ptr<const DecodedTile> tile;

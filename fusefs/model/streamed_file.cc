@@ -13,11 +13,11 @@ namespace tiledbfs::fusefs {
 using core::Error;
 
 core::Status CellRenderer::Measure(uint64_t first, uint64_t count, uint64_t piece,
-                                   std::vector<uint64_t>& sizes) const {
+                                   std::vector<uint64_t>& sizes, core::ReadState* state) const {
   std::string buf;
   for (uint64_t at = first; at < first + count; at += piece) {
     buf.clear();
-    TRY(Render(at, std::min(piece, first + count - at), buf));
+    TRY(Render(at, std::min(piece, first + count - at), buf, state));
     sizes.push_back(buf.size());
   }
   return core::Ok();
@@ -44,10 +44,11 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
   uint64_t at = layout.header.size();
   layout.starts.push_back(at);
   std::vector<uint64_t> sizes;
+  core::ReadState state;
   for (uint64_t first = 0; first < cells; first += batch) {
     uint64_t n = std::min(batch, cells - first);
     sizes.clear();
-    TRY(renderer.Measure(first, n, piece, sizes));
+    TRY(renderer.Measure(first, n, piece, sizes, &state));
     uint64_t expected = n / piece + (n % piece != 0 ? 1 : 0);
     if (sizes.size() != expected) {
       return Error::Corrupt(fmt::format("layout of cells [{}, +{}): {} piece sizes for {} pieces",
@@ -133,7 +134,7 @@ class StreamedFile final : public OpenFile {
     // Room for the piece and for the widest value a renderer reserves at
     // its end, so that the buffer does not reallocate.
     s.text.reserve(expected + 64);
-    TRY(renderer_->Render(first, count, s.text));
+    TRY(renderer_->Render(first, count, s.text, &state_));
     if (s.text.size() != expected) {
       return Error::Corrupt(fmt::format("cells [{}, +{}) rendered to {} bytes, layout says {}",
                                         first, count, s.text.size(), expected));
@@ -148,6 +149,7 @@ class StreamedFile final : public OpenFile {
   std::mutex mu_;
   Slot slots_[2];
   uint64_t clock_ = 0;
+  core::ReadState state_;  // the tiles this file's reads keep
 };
 
 class FieldRangeFile final : public OpenFile {
@@ -177,7 +179,11 @@ class FieldRangeFile final : public OpenFile {
       uint64_t data_from = offset - header_.size(), data_to = end - header_.size();
       uint64_t first = data_from / stride_;
       uint64_t last = (data_to + stride_ - 1) / stride_;
-      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, last - first));
+      // The file's read state serves one read at a time; a read made while
+      // another is under way goes without.
+      std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+      core::ReadState* state = lock.owns_lock() ? &state_ : nullptr;
+      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, last - first, state));
       const core::ByteVec& bytes = part_ == FieldPart::kData ? c.data : c.validity;
       uint64_t skip = data_from - first * stride_;
       uint64_t n = data_to - data_from;
@@ -199,6 +205,8 @@ class FieldRangeFile final : public OpenFile {
   std::string header_;
   uint64_t cells_;
   uint64_t stride_;
+  std::mutex mu_;
+  core::ReadState state_;  // the tiles this file's reads keep (mu_)
 };
 
 const core::Enumeration* EnumerationFor(const core::ArraySchema& schema,
@@ -222,17 +230,18 @@ class CsvRenderer final : public CellRenderer {
     }
   }
 
-  core::Status Render(uint64_t first, uint64_t count, std::string& out) const override {
+  core::Status Render(uint64_t first, uint64_t count, std::string& out,
+                      core::ReadState* state) const override {
     std::vector<core::Column> cols;
-    ASSIGN_OR_RETURN(CsvTable table, Table(first, count, cols));
+    ASSIGN_OR_RETURN(CsvTable table, Table(first, count, cols, state));
     table.AppendRows(out, 0, count);
     return core::Ok();
   }
 
-  core::Status Measure(uint64_t first, uint64_t count, uint64_t piece,
-                       std::vector<uint64_t>& sizes) const override {
+  core::Status Measure(uint64_t first, uint64_t count, uint64_t piece, std::vector<uint64_t>& sizes,
+                       core::ReadState* state) const override {
     std::vector<core::Column> cols;
-    ASSIGN_OR_RETURN(CsvTable table, Table(first, count, cols));
+    ASSIGN_OR_RETURN(CsvTable table, Table(first, count, cols, state));
     for (uint64_t at = 0; at < count; at += piece) {
       sizes.push_back(table.MeasureRows(at, std::min(count, at + piece)));
     }
@@ -242,11 +251,11 @@ class CsvRenderer final : public CellRenderer {
  private:
   // Reads the fields' cells [first, first + count) into `cols` (which the
   // table points into).
-  core::Result<CsvTable> Table(uint64_t first, uint64_t count,
-                               std::vector<core::Column>& cols) const {
+  core::Result<CsvTable> Table(uint64_t first, uint64_t count, std::vector<core::Column>& cols,
+                               core::ReadState* state) const {
     cols.reserve(fields_.size());
     for (const auto& f : fields_) {
-      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(f, first, count));
+      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(f, first, count, state));
       cols.push_back(std::move(c));
     }
     std::vector<CsvColumn> cc;
@@ -278,16 +287,17 @@ class VarDataRenderer final : public CellRenderer {
   VarDataRenderer(std::shared_ptr<const core::ArrayView> view, std::string field)
       : view_(std::move(view)), field_(std::move(field)) {}
 
-  core::Status Render(uint64_t first, uint64_t count, std::string& out) const override {
-    ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, count));
+  core::Status Render(uint64_t first, uint64_t count, std::string& out,
+                      core::ReadState* state) const override {
+    ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, count, state));
     TRY(CheckVarColumn(c, first, count));
     out.append(reinterpret_cast<const char*>(c.data.data()), c.data.size());
     return core::Ok();
   }
 
-  core::Status Measure(uint64_t first, uint64_t count, uint64_t piece,
-                       std::vector<uint64_t>& sizes) const override {
-    ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, count));
+  core::Status Measure(uint64_t first, uint64_t count, uint64_t piece, std::vector<uint64_t>& sizes,
+                       core::ReadState* state) const override {
+    ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, count, state));
     TRY(CheckVarColumn(c, first, count));
     for (uint64_t at = 0; at < count; at += piece) {
       uint64_t b = std::min(count, at + piece);
@@ -313,21 +323,22 @@ class VarOffsetsRenderer final : public CellRenderer {
                      std::shared_ptr<const StreamLayout> data)
       : view_(std::move(view)), field_(std::move(field)), data_(std::move(data)) {}
 
-  core::Status Render(uint64_t first, uint64_t count, std::string& out) const override {
+  core::Status Render(uint64_t first, uint64_t count, std::string& out,
+                      core::ReadState* state) const override {
     const uint64_t piece = data_->piece_cells;
     if (first % piece != 0 || first / piece >= data_->pieces()) {
       return Error::InvalidArgument(
           fmt::format("{}.offsets: cell {} is not the start of a piece", field_, first));
     }
     uint64_t base = data_->starts[first / piece] - data_->starts[0];
-    ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, count));
+    ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, count, state));
     TRY(CheckVarColumn(c, first, count));
     for (uint64_t k = 0; k < count; ++k) AppendU64(out, base + c.offsets[k]);
     return core::Ok();
   }
 
-  core::Status Measure(uint64_t first, uint64_t count, uint64_t piece,
-                       std::vector<uint64_t>& sizes) const override {
+  core::Status Measure(uint64_t first, uint64_t count, uint64_t piece, std::vector<uint64_t>& sizes,
+                       core::ReadState*) const override {
     for (uint64_t at = 0; at < count; at += piece) {
       sizes.push_back(8 * (std::min(count, at + piece) - at));
     }

@@ -47,13 +47,15 @@ struct StreamLayout {
 class CellRenderer {
  public:
   virtual ~CellRenderer() = default;
-  // Appends the bytes of cells [first, first + count).
-  virtual core::Status Render(uint64_t first, uint64_t count, std::string& out) const = 0;
+  // Appends the bytes of cells [first, first + count), read from the view
+  // with the reader's `state` (core/read/tile_cache.h; may be null).
+  virtual core::Status Render(uint64_t first, uint64_t count, std::string& out,
+                              core::ReadState* state) const = 0;
   // Appends to `sizes` the byte size of each run of `piece` cells in
   // [first, first + count) (the last run may be shorter). The default renders
   // each run into a reused buffer.
   virtual core::Status Measure(uint64_t first, uint64_t count, uint64_t piece,
-                               std::vector<uint64_t>& sizes) const;
+                               std::vector<uint64_t>& sizes, core::ReadState* state) const;
 };
 
 // The pieces of a view of `cells` cells: 4096 cells per piece, more for

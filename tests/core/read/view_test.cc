@@ -3,6 +3,7 @@
 // read of it (tests/data/corpus/expected/<name>/views/<T>/).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -245,6 +246,78 @@ TEST(RangeReadTest, TileCacheStaysWithinBudget) {
   for (const auto& a : (*view)->schema().attributes) {
     ASSERT_TRUE((*view)->ReadField(a.name).ok()) << a.name;
     EXPECT_LE(cache->used_bytes(), 4096u);
+  }
+}
+
+// Counts reads of attribute tile files (a*.tdb under __fragments).
+class CountingStorage final : public Storage {
+ public:
+  explicit CountingStorage(std::shared_ptr<const Storage> s) : s_(std::move(s)) {}
+  Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const override {
+    std::string file = path.substr(path.rfind('/') + 1);
+    if (path.find("__fragments/") != std::string::npos && file.size() > 4 && file[0] == 'a' &&
+        file.ends_with(".tdb")) {
+      ++tile_reads;
+    }
+    return s_->Read(path, offset, n);
+  }
+  Result<uint64_t> Size(const std::string& path) const override { return s_->Size(path); }
+  Result<std::vector<DirEntry>> List(const std::string& dir) const override {
+    return s_->List(dir);
+  }
+  bool Exists(const std::string& path) const override { return s_->Exists(path); }
+  bool IsDir(const std::string& path) const override { return s_->IsDir(path); }
+  std::string root() const override { return s_->root(); }
+  mutable std::atomic<int> tile_reads{0};
+
+ private:
+  std::shared_ptr<const Storage> s_;
+};
+
+// A reader that keeps its tiles between reads (ReadState) decodes each tile
+// once while reading a view piece by piece, even with a cache that keeps
+// nothing; without, it decodes a tile again for every piece that needs it.
+// The bytes are the same either way.
+TEST(RangeReadTest, ReaderStateKeepsTilesACacheCannot) {
+  for (const char* name : {"sparse_2d", "dense_2d_fragments", "sparse_dups"}) {
+    auto local = LocalStorage::Open((kCorpus / "arrays" / name).string());
+    ASSERT_TRUE(local.ok());
+    auto storage = std::make_shared<CountingStorage>(*local);
+    auto array = Array::Open(storage, std::nullopt);
+    ASSERT_TRUE(array.ok()) << name;
+    (*array)->set_tile_cache(std::make_shared<TileCache>(1));  // keeps no tile
+    auto view = (*array)->ViewAt(UINT64_MAX);
+    ASSERT_TRUE(view.ok());
+    auto n = (*view)->CellCount();
+    ASSERT_TRUE(n.ok());
+    ASSERT_GT(*n, 4u) << name;
+    for (const auto& a : (*view)->schema().attributes) {
+      storage->tile_reads = 0;
+      auto whole = (*view)->ReadField(a.name);
+      ASSERT_TRUE(whole.ok()) << name << " " << a.name;
+      const int whole_reads = storage->tile_reads;
+      ReadState state;
+      int reads[2] = {0, 0};
+      for (int with_state = 0; with_state < 2; ++with_state) {
+        storage->tile_reads = 0;
+        for (uint64_t first = 0; first < *n; first += 2) {
+          uint64_t count = std::min<uint64_t>(2, *n - first);
+          auto part = (*view)->ReadFieldRange(a.name, first, count, with_state ? &state : nullptr);
+          ASSERT_TRUE(part.ok()) << part.error().ToString();
+          for (uint64_t i = 0; i < count; ++i) {
+            Bytes x = whole->cell(first + i), y = part->cell(i);
+            ASSERT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end()))
+                << name << " " << a.name << " cell " << first + i;
+          }
+        }
+        reads[with_state] = storage->tile_reads;
+      }
+      // Without a state the pieces read tiles again (the cache keeps
+      // none); with one, a tile is read again only when the view comes back
+      // to it after another tile (sparse views interleave fragments).
+      EXPECT_GT(reads[0], whole_reads) << name << " " << a.name;
+      EXPECT_LT(reads[1], reads[0]) << name << " " << a.name;
+    }
   }
 }
 

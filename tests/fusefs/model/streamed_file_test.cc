@@ -258,7 +258,8 @@ TEST(StreamedFileTest, OnePiecePerCellAndTinyCaches) {
 // A layout by hand: header, pieces (one empty) and trailer, read every way.
 class FixedRenderer final : public CellRenderer {
  public:
-  core::Status Render(uint64_t first, uint64_t count, std::string& out) const override {
+  core::Status Render(uint64_t first, uint64_t count, std::string& out,
+                      core::ReadState*) const override {
     for (uint64_t i = first; i < first + count; ++i) {
       if (i % 5 != 3) out += std::to_string(i * i) + ";";  // cell 3, 8, ...: nothing
     }
@@ -273,7 +274,7 @@ TEST(StreamedFileTest, HeaderPiecesAndTrailer) {
       auto layout = ComputeStreamLayout(*renderer, "HEAD\n", "TAIL", cells, piece, 3);
       ASSERT_TRUE(layout.ok());
       std::string want = "HEAD\n";
-      ASSERT_TRUE(renderer->Render(0, cells, want).ok());
+      ASSERT_TRUE(renderer->Render(0, cells, want, nullptr).ok());
       want += "TAIL";
       EXPECT_EQ(layout->size(), want.size());
       EXPECT_EQ(layout->pieces(), (cells + piece - 1) / piece);
@@ -292,7 +293,8 @@ TEST(StreamedFileTest, HeaderPiecesAndTrailer) {
 // the read fails as corrupt rather than return bytes of another size.
 class UnstableRenderer final : public CellRenderer {
  public:
-  core::Status Render(uint64_t first, uint64_t count, std::string& out) const override {
+  core::Status Render(uint64_t first, uint64_t count, std::string& out,
+                      core::ReadState*) const override {
     out.append(count * (++calls_ == 1 ? 2 : 3), 'x');
     return core::Ok();
   }
