@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 
+#include "core/read/parallel.h"
 #include "fusefs/render/csv.h"
 
 namespace tiledbfs::fusefs {
@@ -40,21 +42,44 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
   const uint64_t pieces = cells / piece + (cells % piece != 0 ? 1 : 0);
   uint64_t batch = std::max(batch_cells, piece);
   batch = (batch / piece) * piece;
+  // Batches are measured on every core (each worker with its own read
+  // state), then their piece sizes are summed in order. An error stops
+  // the pass (batches not started yet are skipped).
+  const uint64_t batches = cells / batch + (cells % batch != 0 ? 1 : 0);
+  std::vector<std::vector<uint64_t>> sizes(batches);
+  std::vector<core::Status> status(batches, core::Ok());
+  std::atomic<bool> failed{false};
+  std::mutex states_mu;
+  std::vector<std::unique_ptr<core::ReadState>> states;  // free ones
+  core::ParallelFor(batches, [&](size_t b) {
+    if (failed.load()) return;
+    std::unique_ptr<core::ReadState> state;
+    {
+      std::lock_guard<std::mutex> lock(states_mu);
+      if (!states.empty()) {
+        state = std::move(states.back());
+        states.pop_back();
+      }
+    }
+    if (!state) state = std::make_unique<core::ReadState>();
+    const uint64_t first = b * batch, n = std::min(batch, cells - first);
+    status[b] = renderer.Measure(first, n, piece, sizes[b], state.get());
+    const uint64_t expected = n / piece + (n % piece != 0 ? 1 : 0);
+    if (status[b].ok() && sizes[b].size() != expected) {
+      status[b] =
+          Error::Corrupt(fmt::format("layout of cells [{}, +{}): {} piece sizes for {} pieces",
+                                     first, n, sizes[b].size(), expected));
+    }
+    if (!status[b].ok()) failed = true;
+    std::lock_guard<std::mutex> lock(states_mu);
+    states.push_back(std::move(state));
+  });
   layout.starts.reserve(pieces + 1);
   uint64_t at = layout.header.size();
   layout.starts.push_back(at);
-  std::vector<uint64_t> sizes;
-  core::ReadState state;
-  for (uint64_t first = 0; first < cells; first += batch) {
-    uint64_t n = std::min(batch, cells - first);
-    sizes.clear();
-    TRY(renderer.Measure(first, n, piece, sizes, &state));
-    uint64_t expected = n / piece + (n % piece != 0 ? 1 : 0);
-    if (sizes.size() != expected) {
-      return Error::Corrupt(fmt::format("layout of cells [{}, +{}): {} piece sizes for {} pieces",
-                                        first, n, sizes.size(), expected));
-    }
-    for (uint64_t s : sizes) {
+  for (uint64_t b = 0; b < batches; ++b) {
+    TRY(status[b]);
+    for (uint64_t s : sizes[b]) {
       at += s;
       layout.starts.push_back(at);
     }

@@ -7,6 +7,7 @@
 // is its length.
 #include "fusefs/model/streamed_file.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -312,6 +313,32 @@ TEST(StreamedFileTest, PieceOfAnotherSizeIsCorrupt) {
   ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.error().code(), core::ErrorCode::kCorrupt);
   EXPECT_NE(n.error().message().find("layout says 8"), std::string::npos) << n.error().message();
+}
+
+// The layout pass measures batches on every core: an error in any batch
+// fails the pass, whatever the order the batches ran in.
+class FailingRenderer final : public CellRenderer {
+ public:
+  core::Status Render(uint64_t first, uint64_t count, std::string& out,
+                      core::ReadState*) const override {
+    if (first + count > 37) return core::Error::Corrupt(fmt::format("cell {} broken", 37));
+    out.append(count, 'x');
+    return core::Ok();
+  }
+};
+
+TEST(StreamedFileTest, LayoutFailsOnAnyBatchError) {
+  FailingRenderer renderer;
+  for (uint64_t batch : {2, 4, 64}) {
+    auto bad = ComputeStreamLayout(renderer, "", "", 50, 2, batch);
+    ASSERT_FALSE(bad.ok()) << batch;
+    EXPECT_EQ(bad.error().code(), core::ErrorCode::kCorrupt);
+    EXPECT_NE(bad.error().message().find("cell 37 broken"), std::string::npos);
+    auto good = ComputeStreamLayout(renderer, "", "", 36, 2, batch);
+    ASSERT_TRUE(good.ok()) << batch;
+    EXPECT_EQ(good->size(), 36u);
+    EXPECT_EQ(good->pieces(), 18u);
+  }
 }
 
 TEST(StreamedFileTest, PieceCellsGrowOnlyForHugeViews) {
