@@ -8,7 +8,9 @@ namespace tiledbfs::core::directory_internal {
 
 Result<std::vector<DirEntry>> ListFolder(const Storage& storage, const std::string& dir,
                                          const Limits& limits) {
-  auto listed = storage.List(dir);
+  // Names and kinds are all an array's folders are read for: no stat of
+  // every commit file.
+  auto listed = storage.ListKinds(dir);
   if (!listed.ok()) {
     if (listed.error().code() == ErrorCode::kNotFound) return std::vector<DirEntry>{};
     return listed.error();

@@ -12,7 +12,8 @@
 namespace tiledbfs::core::directory_internal {
 
 // Entries of `dir` sorted by name; a missing folder is an empty one. kOutOfMemory
-// when it holds more than limits.max_files entries.
+// when it holds more than limits.max_files entries. Names and kinds only: a
+// file's size may be 0 (Storage::ListKinds).
 Result<std::vector<DirEntry>> ListFolder(const Storage& storage, const std::string& dir,
                                          const Limits& limits);
 

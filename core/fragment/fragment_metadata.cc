@@ -222,7 +222,11 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::Load(
     return LoadLegacy(std::move(storage), fragment_dir, name, schemas, key, limits);
   }
   const std::string meta = JoinPath(fragment_dir, kFragmentMetadataFile);
-  ASSIGN_OR_RETURN(uint64_t file_size, storage->Size(meta));
+  // The file's last bytes, read once: they usually hold the whole footer.
+  // A small file comes whole with its size, from one open.
+  constexpr uint64_t kTailBytes = 4096;
+  ASSIGN_OR_RETURN(SmallFile small, storage->ReadIfSmall(meta, kTailBytes));
+  const uint64_t file_size = small.size;
 
   // Before 10 the footer refers to the legacy schema, which also says how
   // the footer is found.
@@ -232,10 +236,13 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::Load(
   }
   uint64_t footer_offset = 0;
   uint64_t footer_size = 0;
-  // The file's last bytes, read once: they usually hold the whole footer.
-  constexpr uint64_t kTailBytes = 4096;
   const uint64_t tail_at = file_size - std::min(file_size, kTailBytes);
-  ASSIGN_OR_RETURN(ByteVec tail, storage->Read(meta, tail_at, file_size - tail_at));
+  ByteVec tail;
+  if (small.bytes) {
+    tail = std::move(*small.bytes);
+  } else {
+    ASSIGN_OR_RETURN(tail, storage->Read(meta, tail_at, file_size - tail_at));
+  }
   if (HasFooterLength(name_version) || !AllDimsFixed(*legacy_schema)) {
     if (file_size < 8) {
       return Error::Corrupt(fmt::format("{}: {} bytes: no footer length", meta, file_size));
@@ -348,7 +355,13 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::LoadLegacy(
 }
 
 FragmentMetadata::Lazy& FragmentMetadata::Slots() const {
-  std::call_once(lazy_once_, [this] { lazy_ = std::make_shared<Lazy>(FieldCount()); });
+  if (!lazy_made_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(lazy_mu_);
+    if (!lazy_made_.load(std::memory_order_relaxed)) {
+      lazy_ = std::make_shared<Lazy>(FieldCount());
+      lazy_made_.store(true, std::memory_order_release);
+    }
+  }
   return *lazy_;
 }
 
@@ -520,26 +533,33 @@ Result<ByteVec> FragmentMetadata::ReadSection(uint64_t offset, std::string_view 
 }
 
 void FragmentMetadata::Prefetch() const {
-  std::call_once(prefetched_, [this] {
+  if (prefetched_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> once(prefetch_mu_);
+  if (prefetched_.load(std::memory_order_relaxed)) return;
+  PrefetchOnce();
+  prefetched_.store(true, std::memory_order_release);
+}
+
+void FragmentMetadata::PrefetchOnce() const {
+  {
     if (!HasFragmentFooter(footer_.version)) return;  // legacy: sections preset
     std::optional<uint64_t> size;
     {
       std::lock_guard<std::mutex> lock(mu_);
       size = meta_file_size_;
     }
-    if (!size) {
-      Result<uint64_t> got = storage_->Size(metadata_file());
-      if (!got.ok()) return;  // the accessors report it
-      size = *got;
-      std::lock_guard<std::mutex> lock(mu_);
-      meta_file_size_ = size;
-    }
-    if (*size > kWholeFileBytes) return;
-    Result<ByteVec> bytes = storage_->Read(metadata_file(), 0, *size);
-    if (!bytes.ok()) return;
+    if (size && *size > kWholeFileBytes) return;
+    // Size and bytes from one open of the file.
+    Result<SmallFile> file = storage_->ReadIfSmall(metadata_file(), kWholeFileBytes);
+    if (!file.ok()) return;  // the accessors report it
     {
       std::lock_guard<std::mutex> lock(mu_);
-      whole_file_ = std::make_shared<const ByteVec>(std::move(bytes).value());
+      if (!meta_file_size_) meta_file_size_ = file->size;
+    }
+    if (!file->bytes) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      whole_file_ = std::make_shared<const ByteVec>(std::move(*file->bytes));
     }
     // Errors are left for the accessors: a failed load leaves its slot empty.
     auto field = [&](FieldRef f, bool var, bool nullable) {
@@ -566,7 +586,7 @@ void FragmentMetadata::Prefetch() const {
     (void)ProcessedConditionsOnce();
     std::lock_guard<std::mutex> lock(mu_);
     whole_file_.reset();
-  });
+  }
 }
 
 Result<const std::vector<uint64_t>*> FragmentMetadata::TileOffsets(FieldRef f) const {

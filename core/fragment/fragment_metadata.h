@@ -19,6 +19,7 @@
 // version in the fragment's folder name.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -162,6 +163,7 @@ class FragmentMetadata {
   // its accessor to load (and report) as usual.
   static constexpr uint64_t kWholeFileBytes = 64 * 1024;
   void Prefetch() const;
+  void PrefetchOnce() const;  // Prefetch's body, run once
   Result<const std::vector<uint64_t>*> TileOffsetsOnce(FieldRef f) const;
   Result<const std::vector<uint64_t>*> TileVarOffsetsOnce(FieldRef f) const;
   Result<const std::vector<uint64_t>*> TileVarSizesOnce(FieldRef f) const;
@@ -188,9 +190,13 @@ class FragmentMetadata {
   DenseTileGrid grid_;
   mutable std::mutex mu_;  // guards meta_file_size_
   mutable std::optional<uint64_t> meta_file_size_;
-  mutable std::once_flag lazy_once_;
+  // Once-only steps without std::call_once, whose glibc implementation
+  // makes a futex system call on every first run (two per fragment).
+  mutable std::mutex lazy_mu_;
+  mutable std::atomic<bool> lazy_made_{false};
   mutable std::shared_ptr<Lazy> lazy_;  // made by Slots()
-  mutable std::once_flag prefetched_;
+  mutable std::mutex prefetch_mu_;
+  mutable std::atomic<bool> prefetched_{false};
   // The whole metadata file while Prefetch parses it (guarded by mu_).
   mutable std::shared_ptr<const ByteVec> whole_file_;
 };

@@ -22,6 +22,16 @@ Result<ByteVec> Storage::ReadAll(const std::string& path) const {
   return Read(path, 0, size);
 }
 
+Result<SmallFile> Storage::ReadIfSmall(const std::string& path, uint64_t max_bytes) const {
+  SmallFile f;
+  ASSIGN_OR_RETURN(f.size, Size(path));
+  if (f.size <= max_bytes) {
+    ASSIGN_OR_RETURN(ByteVec bytes, Read(path, 0, f.size));
+    f.bytes = std::move(bytes);
+  }
+  return f;
+}
+
 std::string JoinPath(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
   if (b.empty()) return a;
@@ -112,38 +122,93 @@ Result<std::string> LocalStorage::Resolve(const std::string& path) const {
   return full;
 }
 
+namespace {
+
+// Reads at most kUncheckedReadBytes without an fstat first: the buffer is
+// small whatever the file holds, and a short read (end of file) is checked
+// against the file's size afterwards, with the same message. Larger reads
+// check the size before allocating.
+constexpr uint64_t kUncheckedReadBytes = uint64_t{1} << 20;
+
+Error Truncated(const std::string& path, uint64_t offset, uint64_t n, uint64_t size) {
+  return Error::Corrupt(fmt::format("{}: truncated: wanted {} bytes at offset {}, file has {}",
+                                    path, n, offset, size));
+}
+
+// Fills out[0, n) from `fd` at `offset`; the number of bytes read (less
+// than n only at end of file), or an errno.
+Result<uint64_t> PreadFully(int fd, uint8_t* out, uint64_t n, uint64_t offset,
+                            const std::string& path) {
+  uint64_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(fd, out + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(path, "read", errno);
+    }
+    if (r == 0) break;
+    done += static_cast<uint64_t>(r);
+  }
+  return done;
+}
+
+// Reads exactly n bytes of the open `fd` at `offset` (which the caller
+// closes); `size` is the file's size when known.
+Result<ByteVec> ReadOpen(int fd, const std::string& path, uint64_t offset, uint64_t n,
+                         std::optional<uint64_t> size) {
+  if (!size && (n == 0 || n > kUncheckedReadBytes)) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return ErrnoError(path, "stat", errno);
+    size = static_cast<uint64_t>(st.st_size);
+  }
+  if (size && (offset > *size || n > *size - offset)) return Truncated(path, offset, n, *size);
+  ByteVec out(n);
+  ASSIGN_OR_RETURN(uint64_t done, PreadFully(fd, out.data(), n, offset, path));
+  if (done < n) {
+    if (!size) {
+      struct stat st;
+      if (fstat(fd, &st) != 0) return ErrnoError(path, "stat", errno);
+      const uint64_t now = static_cast<uint64_t>(st.st_size);
+      if (offset > now || n > now - offset) return Truncated(path, offset, n, now);
+    }
+    return Error::Corrupt(fmt::format("{}: truncated while reading", path));
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<ByteVec> LocalStorage::Read(const std::string& path, uint64_t offset, uint64_t n) const {
+  ASSIGN_OR_RETURN(int fd, OpenBeneath(path, O_RDONLY));
+  Result<ByteVec> out = ReadOpen(fd, path, offset, n, std::nullopt);
+  ::close(fd);
+  return out;
+}
+
+Result<SmallFile> LocalStorage::ReadIfSmall(const std::string& path, uint64_t max_bytes) const {
   ASSIGN_OR_RETURN(int fd, OpenBeneath(path, O_RDONLY));
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    int e = errno;
+    const int e = errno;
     ::close(fd);
     return ErrnoError(path, "stat", e);
   }
-  uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (offset > size || n > size - offset) {
+  SmallFile f;
+  if (S_ISDIR(st.st_mode)) {
     ::close(fd);
-    return Error::Corrupt(fmt::format("{}: truncated: wanted {} bytes at offset {}, file has {}",
-                                      path, n, offset, size));
+    return Error::InvalidArgument(fmt::format("{}: is a directory", path));
   }
-  ByteVec out(n);
-  uint64_t done = 0;
-  while (done < n) {
-    ssize_t r = ::pread(fd, out.data() + done, n - done, static_cast<off_t>(offset + done));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
+  f.size = static_cast<uint64_t>(st.st_size);
+  if (f.size <= max_bytes) {
+    Result<ByteVec> bytes = ReadOpen(fd, path, 0, f.size, f.size);
+    if (!bytes.ok()) {
       ::close(fd);
-      return ErrnoError(path, "read", e);
+      return bytes.error();
     }
-    if (r == 0) {
-      ::close(fd);
-      return Error::Corrupt(fmt::format("{}: truncated while reading", path));
-    }
-    done += static_cast<uint64_t>(r);
+    f.bytes = std::move(bytes).value();
   }
   ::close(fd);
-  return out;
+  return f;
 }
 
 namespace {
@@ -176,6 +241,14 @@ std::optional<int64_t> LocalStorage::DirModifiedNs(const std::string& dir) const
 }
 
 Result<std::vector<DirEntry>> LocalStorage::List(const std::string& dir) const {
+  return ListEntries(dir, /*sizes=*/true);
+}
+
+Result<std::vector<DirEntry>> LocalStorage::ListKinds(const std::string& dir) const {
+  return ListEntries(dir, /*sizes=*/false);
+}
+
+Result<std::vector<DirEntry>> LocalStorage::ListEntries(const std::string& dir, bool sizes) const {
   ASSIGN_OR_RETURN(int fd, OpenBeneath(dir, O_RDONLY | O_DIRECTORY));
   DIR* d = fdopendir(fd);
   if (d == nullptr) {
@@ -187,12 +260,21 @@ Result<std::vector<DirEntry>> LocalStorage::List(const std::string& dir) const {
   while (struct dirent* e = readdir(d)) {
     std::string name = e->d_name;
     if (name == "." || name == "..") continue;
-    struct stat st;
-    if (fstatat(dirfd(d), e->d_name, &st, 0) != 0) continue;  // dangling link
     DirEntry de;
+    if (e->d_type == DT_DIR) {
+      // A folder (never a link): nothing more to learn. A fragment folder
+      // per entry of __fragments, so no stat for each.
+      de.is_dir = true;
+    } else if (e->d_type == DT_REG && !sizes) {
+      // A file (not a link), whose size is not wanted: a commit file per
+      // entry of __commits.
+    } else {
+      struct stat st;
+      if (fstatat(dirfd(d), e->d_name, &st, 0) != 0) continue;  // dangling link
+      de.is_dir = S_ISDIR(st.st_mode);
+      de.size = de.is_dir ? 0 : static_cast<uint64_t>(st.st_size);
+    }
     de.name = std::move(name);
-    de.is_dir = S_ISDIR(st.st_mode);
-    de.size = de.is_dir ? 0 : static_cast<uint64_t>(st.st_size);
     out.push_back(std::move(de));
   }
   closedir(d);

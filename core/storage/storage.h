@@ -21,6 +21,12 @@ struct DirEntry {
   uint64_t size = 0;  // files only
 };
 
+// A file's size, and its bytes when it is small enough (Storage::ReadIfSmall).
+struct SmallFile {
+  uint64_t size = 0;
+  std::optional<ByteVec> bytes;
+};
+
 class Storage {
  public:
   virtual ~Storage() = default;
@@ -32,6 +38,12 @@ class Storage {
   virtual Result<uint64_t> Size(const std::string& path) const = 0;
   // Entries of a directory, sorted by name; kNotFound if it does not exist.
   virtual Result<std::vector<DirEntry>> List(const std::string& dir) const = 0;
+  // The same entries, but a file's `size` may be left 0: for callers that
+  // need only names and kinds. LocalStorage then stats only the entries
+  // whose kind the directory itself does not give (links, unknown).
+  virtual Result<std::vector<DirEntry>> ListKinds(const std::string& dir) const {
+    return List(dir);
+  }
   // Whether a file or directory exists.
   virtual bool Exists(const std::string& path) const = 0;
   virtual bool IsDir(const std::string& path) const = 0;
@@ -47,6 +59,11 @@ class Storage {
 
   // The whole file.
   Result<ByteVec> ReadAll(const std::string& path) const;
+
+  // The file's size, and its bytes if it holds at most `max_bytes` (else
+  // `bytes` is empty). Errors as Size and Read. LocalStorage opens the file
+  // once for both (many small fragments: one open per metadata file).
+  virtual Result<SmallFile> ReadIfSmall(const std::string& path, uint64_t max_bytes) const;
 };
 
 // Joins storage-relative paths: JoinPath("__fragments", "x") == "__fragments/x".
@@ -62,7 +79,9 @@ class LocalStorage final : public Storage {
 
   Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const override;
   Result<uint64_t> Size(const std::string& path) const override;
+  Result<SmallFile> ReadIfSmall(const std::string& path, uint64_t max_bytes) const override;
   Result<std::vector<DirEntry>> List(const std::string& dir) const override;
+  Result<std::vector<DirEntry>> ListKinds(const std::string& dir) const override;
   bool Exists(const std::string& path) const override;
   bool IsDir(const std::string& path) const override;
   std::string root() const override { return root_; }
@@ -73,6 +92,8 @@ class LocalStorage final : public Storage {
       : root_(std::move(root)), real_root_(std::move(real_root)), root_fd_(root_fd) {}
   // Absolute path, or an error if path is malformed or escapes the root.
   Result<std::string> Resolve(const std::string& path) const;
+  // List and ListKinds: with `sizes`, every file is stat'ed for its size.
+  Result<std::vector<DirEntry>> ListEntries(const std::string& dir, bool sizes) const;
   // Opens `path` with `flags` (O_CLOEXEC added), refusing any way out of the
   // root: one openat2(RESOLVE_BENEATH) from the root's descriptor, where the
   // kernel has it; else Resolve (realpath) then open. The caller closes.

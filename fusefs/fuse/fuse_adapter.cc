@@ -173,6 +173,10 @@ struct FuseOps {
     // Re-read a live file when its size or mtime changed since it was cached.
     if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
     conn->want &= ~static_cast<unsigned>(FUSE_CAP_WRITEBACK_CACHE);
+    // Every listing chunk with attributes, not only the first: otherwise a
+    // folder past the first chunk costs the kernel a LOOKUP when entered
+    // (find over fragments/ and history/: one per folder).
+    conn->want &= ~static_cast<unsigned>(FUSE_CAP_READDIRPLUS_AUTO);
   }
 
   // ---- names and attributes
@@ -374,14 +378,15 @@ struct FuseOps {
     auto* h = reinterpret_cast<DirHandle*>(fi->fh);
     if (off < 0) return ReplyErr(req, EINVAL);
     size = std::min(size, FuseAdapter::kMaxRead);
-    std::vector<char> buf(size);
+    // Not zeroed: only the `used` bytes the entries fill are sent.
+    std::unique_ptr<char[]> buf(new char[size]);
     size_t used = 0;
     const size_t total = h->entries.size() + 2;
     for (size_t i = static_cast<size_t>(off); i < total; ++i) {
       const bool dot = i < 2;
       const char* name = i == 0 ? "." : i == 1 ? ".." : h->entries[i - 2].name.c_str();
       const off_t next = static_cast<off_t>(i + 1);
-      char* at = buf.data() + used;
+      char* at = buf.get() + used;
       const size_t room = size - used;
       size_t need;
       if (dot) {
@@ -429,7 +434,7 @@ struct FuseOps {
       if (need > room) break;  // full; the kernel asks again from `next`
       used += need;
     }
-    fuse_reply_buf(req, buf.data(), used);
+    fuse_reply_buf(req, buf.get(), used);
   }
 
   static void ReadDirPlain(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,

@@ -642,7 +642,17 @@ Result<std::vector<DirEntryAttr>> ArrayTree::List(const std::string& path) {
     scope = resolved.first;
     rest = {"history"};
   } else {
-    ASSIGN_OR_RETURN(auto resolved, Resolve(path, true));
+    // A folder of a view that never changes (history/<T>/... up to the
+    // newest instant, fragments/<name>/...) is listed without rechecking the
+    // array's folders first: nothing a commit adds can show in it, and a
+    // consolidation or vacuum that rewrites it is the watcher's to report
+    // (as for lookups). `find` lists thousands of these.
+    const bool maybe_fixed =
+        parts.size() >= 2 && (parts[0] == "history" || parts[0] == "fragments");
+    auto found = Resolve(path, !maybe_fixed);
+    // Not found, or not fixed after all (a later instant): as any folder.
+    if (maybe_fixed && (!found.ok() || !found->first->immutable)) found = Resolve(path, true);
+    ASSIGN_OR_RETURN(auto resolved, std::move(found));
     scope = resolved.first;
     rest = resolved.second;
   }
@@ -683,7 +693,9 @@ Result<std::vector<DirEntryAttr>> ArrayTree::List(const std::string& path) {
   for (const auto& n : names) {
     std::string child = path.empty() ? n : path + "/" + n;
     if (rest.empty() && IsDirName(n)) {
-      ASSIGN_OR_RETURN(NodeAttr a, GetAttr(child));
+      // The folders of a view's top are in this scope (history/ has its
+      // own attributes): no second resolve of the path for each.
+      ASSIGN_OR_RETURN(NodeAttr a, n == "history" ? GetAttr(child) : Attr(*scope, {n}));
       out.push_back({n, a});
       continue;
     }
