@@ -614,6 +614,27 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
   std::vector<uint64_t> cells;
   cells.reserve(total_cells);
   std::vector<std::vector<DecodedTile>> stamps(in.fragments.size());
+  // Coordinate tiles are read ahead on every core, a window at a time (at
+  // most 256 tiles or about 32 MiB of coordinates): a view of many small
+  // fragments would otherwise open and read their files one after another.
+  std::vector<std::optional<Result<std::vector<DecodedTile>>>> window;
+  size_t window_first = 0;
+  auto read_window = [&](size_t from) {
+    constexpr size_t kMaxTiles = 256;
+    constexpr uint64_t kMaxBytes = uint64_t{32} << 20;
+    size_t to = from;
+    uint64_t bytes = 0;
+    while (to < order.tiles.size() && to - from < kMaxTiles && bytes < kMaxBytes) {
+      const OrderTile& ot = order.tiles[to++];
+      bytes += in.fragments[ot.fragment]->TileCellNum(ot.tile) * dims * 8;
+    }
+    window.assign(to - from, std::nullopt);
+    window_first = from;
+    ParallelFor(to - from, [&](size_t i) {
+      const OrderTile& ot = order.tiles[from + i];
+      window[i] = ReadCoordTiles(*in.fragments[ot.fragment], ot.tile, dims, in.encrypted);
+    });
+  };
   size_t gt = 0;
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
     const FragmentMetadata& frag = *in.fragments[fi];
@@ -622,8 +643,8 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
     const FragmentFooter& ft = frag.footer();
     if (ft.has_timestamps) stamps[fi].resize(tiles);
     for (uint64_t t = 0; t < tiles; ++t, ++gt) {
-      ASSIGN_OR_RETURN(std::vector<DecodedTile> coords,
-                       ReadCoordTiles(frag, t, dims, in.encrypted));
+      if (gt >= window_first + window.size()) read_window(gt);
+      ASSIGN_OR_RETURN(std::vector<DecodedTile> coords, std::move(*window[gt - window_first]));
       const uint64_t cell_num = frag.TileCellNum(t);
       for (size_t d = 0; d < dims; ++d) {
         const DecodedTile& dt = coords[d];
