@@ -782,15 +782,6 @@ Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, 
 
 namespace {
 
-// Decodes, several at once, the tiles of cells [first, end) that the cache
-// lacks (at most what fits in half the cache), so that a read needing a
-// new row of tiles uses every core. Errors are left for the gather pass,
-// which decodes the tile again and reports them.
-// Tiles decoded ahead for one gather, by key: the gather takes them from
-// here, so a cache too small to keep them all does not make it decode them
-// again.
-using DecodedAhead = HeldTiles;
-
 // The tile of `key` in `tiles`, or null.
 std::shared_ptr<const DecodedTile> Find(const HeldTiles& tiles, const TileKey& key) {
   for (const auto& [k, t] : tiles) {
@@ -799,10 +790,16 @@ std::shared_ptr<const DecodedTile> Find(const HeldTiles& tiles, const TileKey& k
   return nullptr;
 }
 
-DecodedAhead DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
-                                const std::vector<int>& field, const std::vector<int>& footer_index,
-                                uint64_t first, uint64_t end, TileCache& cache,
-                                const HeldTiles* held) {
+// Decodes, several at once, the tiles of cells [first, end) that neither
+// the cache nor the reader's `held` tiles have (up to a sixteenth of the
+// cache's budget), so that a read needing a new row of tiles uses every
+// core. Returns them by key: the gather takes them from there, so a cache
+// too small to keep them does not make it decode them again. Errors are
+// left for the gather, which decodes the tile again and reports them.
+HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
+                             const std::vector<int>& field, const std::vector<int>& footer_index,
+                             uint64_t first, uint64_t end, TileCache& cache,
+                             const HeldTiles* held) {
   struct Missing {
     TileKey key;
     uint32_t fragment;
@@ -824,10 +821,9 @@ DecodedAhead DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
     if (missing.size() >= 256) break;
   }
   if (missing.size() < 2) return {};
-  DecodedAhead ahead(missing.size());
-  // Tiles of a field have about the same size: stop at a sixteenth of the
-  // budget (the gather holds them until it ends; the rest it decodes one at
-  // a time).
+  HeldTiles ahead(missing.size());
+  // Tiles of a field have about the same size: stop at the limit (the
+  // gather holds them until it ends; the rest it decodes one at a time).
   std::atomic<uint64_t> decoded_bytes{0};
   const uint64_t limit = cache.budget_bytes() / 16;
   ParallelFor(missing.size(), [&](size_t k) {
@@ -896,7 +892,7 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   if (attr.nullable) c.validity.resize(count);
 
   const uint64_t end = first + count;
-  const DecodedAhead ahead =
+  const HeldTiles ahead =
       DecodeMissingTiles(in, index, field, footer_index, first, end, cache, held);
   // Tiles at hand, a few slots by (fragment, tile): views whose runs
   // alternate between fragments go to the shared cache once per tile, not
