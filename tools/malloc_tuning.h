@@ -6,17 +6,16 @@
 // slower than the decoding itself (BENCHMARKS.md measures it). glibc reads
 // its tunables only at start-up, so the program re-executes itself once with
 // them set: big buffers stay on the heap, freed memory is kept for the next
-// tiles (up to 32 MiB per arena), and the heap is backed by transparent huge
-// pages where the kernel allows it (one fault per 2 MiB). A GLIBC_TUNABLES the user set is left
-// alone, and so is TILEDBFS_MALLOC_TUNING=0.
+// tiles (up to 64 MiB), the heap is backed by transparent huge pages where the
+// kernel allows it (one fault per 2 MiB), and every thread allocates from the
+// one main heap. A GLIBC_TUNABLES the user set is left alone, and so is
+// TILEDBFS_MALLOC_TUNING=0.
 #pragma once
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <string>
-#include <thread>
 
 namespace tiledbfs::tools {
 
@@ -25,14 +24,15 @@ inline void ReexecWithMallocTuning(char** argv) {
   if (std::getenv("TILEDBFS_MALLOC_TUNING") != nullptr) return;
   if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
   if (setenv("TILEDBFS_MALLOC_TUNING", "1", 1) != 0) return;
-  // One arena per core: tiles freed by one thread are reused by the others
-  // instead of each thread's arena keeping its own spare megabytes.
-  const unsigned arenas = std::max(2u, std::thread::hardware_concurrency());
+  // One arena. Tiles are decoded on the FUSE worker threads; with an arena
+  // per core they came from mmap'd side heaps that glibc unmaps as they
+  // empty, so every tile faulted its pages in again (BENCHMARKS.md: 8 readers
+  // of 1 GiB took 2.4x as long). Small allocations go through each thread's
+  // tcache without the arena lock.
   const std::string tunables =
       "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"
-      "glibc.malloc.top_pad=4194304:glibc.malloc.trim_threshold=33554432:"
-      "glibc.malloc.arena_max=" +
-      std::to_string(arenas);
+      "glibc.malloc.top_pad=16777216:glibc.malloc.trim_threshold=67108864:"
+      "glibc.malloc.arena_max=1";
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0) {
     execv("/proc/self/exe", argv);
   }
