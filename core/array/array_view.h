@@ -66,8 +66,11 @@ class ArrayView {
   // hold them (dense views keep no per-cell state, so memory stays bounded
   // by the tile cache). `state`, if any, is the reader's (tile_cache.h:
   // the tiles it keeps between reads). kInvalidArgument past the end.
+  // With `into` (count * cell size bytes), a fixed-size attribute's values
+  // are written there and the column's data is left empty; other fields
+  // ignore it.
   Result<Column> ReadFieldRange(const std::string& name, uint64_t first, uint64_t count,
-                                ReadState* state = nullptr) const;
+                                ReadState* state = nullptr, uint8_t* into = nullptr) const;
 
  private:
   Result<const CellIndex*> Index() const;

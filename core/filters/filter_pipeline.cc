@@ -245,8 +245,13 @@ Status UnfilterChunk(const std::vector<Stage>& stages, const FilterPipeline& p, 
   return Ok();
 }
 
+// Unfilters the chunks of the tile that hold bytes [from, to) of its
+// unfiltered bytes (all of them by default); *start (when given) gets the
+// offset in the tile of the first one unfiltered.
 Result<ByteVec> UnfilterTileImpl(const FilterPipeline& pipeline, Bytes filtered,
-                                 const TileContext& ctx, std::vector<uint64_t>* var_offsets) {
+                                 const TileContext& ctx, std::vector<uint64_t>* var_offsets,
+                                 uint64_t from = 0, uint64_t to = UINT64_MAX,
+                                 uint64_t* start = nullptr) {
   ByteReader r(filtered, ctx.file_offset);
   auto chunks_r = ParseChunks(r);
   if (!chunks_r.ok()) return chunks_r.error().WithContext(Where(ctx));
@@ -275,8 +280,21 @@ Result<ByteVec> UnfilterTileImpl(const FilterPipeline& pipeline, Bytes filtered,
   // Reserve only what the stored bytes make plausible; beyond that the
   // output grows as chunks really decode.
   uint64_t plausible = std::min<uint64_t>(total, uint64_t{filtered.size()} * 64 + 4096);
+  const bool ranged = from > 0 || to < total;
+  if (ranged) {  // its bytes and the chunks it cuts
+    const uint64_t end = std::min(to, total);
+    plausible = end > from ? std::min<uint64_t>(plausible, end - from + 2 * 65536) : 0;
+  }
   out.reserve(plausible);
+  uint64_t chunk_start = 0;  // of the chunk in the unfiltered tile
+  bool first_taken = false;
   for (const Chunk& c : chunks) {
+    const uint64_t chunk_end = chunk_start + c.original_size;  // <= total: no overflow
+    const bool skip = ranged && (chunk_end <= from || chunk_start >= to);
+    chunk_start = chunk_end;
+    if (skip) continue;
+    if (!first_taken && start != nullptr) *start = chunk_end - c.original_size;
+    first_taken = true;
     uint64_t before = out.size();
     size_t offsets_before = var_offsets ? var_offsets->size() : 0;
     Status s = UnfilterChunk(stages, pipeline, c, ctx, var_offsets, &out);
@@ -388,6 +406,14 @@ Result<uint64_t> FilteredTileSize(Bytes bytes, uint64_t file_offset) {
 Result<ByteVec> UnfilterTile(const FilterPipeline& pipeline, Bytes filtered,
                              const TileContext& ctx) {
   return UnfilterTileImpl(pipeline, filtered, ctx, nullptr);
+}
+
+Result<ByteVec> UnfilterTileRange(const FilterPipeline& pipeline, Bytes filtered,
+                                  const TileContext& ctx, uint64_t from, uint64_t to,
+                                  uint64_t* start) {
+  *start = 0;
+  if (from >= to) return ByteVec{};
+  return UnfilterTileImpl(pipeline, filtered, ctx, nullptr, from, to, start);
 }
 
 Result<VarTile> UnfilterVarTile(const FilterPipeline& offsets_pipeline, Bytes offsets_filtered,

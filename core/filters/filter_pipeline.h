@@ -157,6 +157,17 @@ Result<uint64_t> FilteredTileSize(Bytes bytes, uint64_t file_offset = 0);
 Result<ByteVec> UnfilterTile(const FilterPipeline& pipeline, Bytes filtered,
                              const TileContext& ctx);
 
+// Like UnfilterTile, but unfilters only the chunks that hold bytes [from, to)
+// of the unfiltered tile (chunks are filtered independently: tile.md), for a
+// read that needs a few cells of a big tile. Every chunk's framing is still
+// checked, and the chunks' original lengths against ctx.expected_size. The
+// result is the bytes of those chunks, back to back; *start gets the offset
+// of the first of them in the unfiltered tile. Nothing when from >= to or
+// the range lies beyond the tile. Same errors as UnfilterTile.
+Result<ByteVec> UnfilterTileRange(const FilterPipeline& pipeline, Bytes filtered,
+                                  const TileContext& ctx, uint64_t from, uint64_t to,
+                                  uint64_t* start);
+
 // A var-sized tile pair after unfiltering: per-cell start offsets (relative
 // to the start of `data`) and the concatenated values.
 //

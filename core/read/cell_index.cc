@@ -782,6 +782,10 @@ Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, 
 
 namespace {
 
+// The most bytes a read may take for its tiles to be decoded in part
+// (ReadState::parts): FUSE's largest read.
+constexpr uint64_t kPartReadBytes = uint64_t{1} << 20;
+
 // The tile of `key` in `tiles`, or null.
 std::shared_ptr<const DecodedTile> Find(const HeldTiles& tiles, const TileKey& key) {
   for (const auto& [k, t] : tiles) {
@@ -791,7 +795,7 @@ std::shared_ptr<const DecodedTile> Find(const HeldTiles& tiles, const TileKey& k
 }
 
 // Decodes, several at once, the tiles of cells [first, end) that neither
-// the cache nor the reader's `held` tiles have (up to a sixteenth of the
+// the cache nor the reader's `held` tiles have (up to a quarter of the
 // cache's budget), so that a read needing a new row of tiles uses every
 // core. Returns them by key: the gather takes them from there, so a cache
 // too small to keep them does not make it decode them again. Errors are
@@ -824,8 +828,11 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
   HeldTiles ahead(missing.size());
   // Tiles of a field have about the same size: stop at the limit (the
   // gather holds them until it ends; the rest it decodes one at a time).
+  // A quarter of the budget covers a row of tiles that a piece of a
+  // row-major file crosses (32 tiles of 1 MiB in the benchmark's dense1,
+  // with the default 128 MiB of tiles).
   std::atomic<uint64_t> decoded_bytes{0};
-  const uint64_t limit = cache.budget_bytes() / 16;
+  const uint64_t limit = cache.budget_bytes() / 4;
   ParallelFor(missing.size(), [&](size_t k) {
     if (decoded_bytes.load() >= limit) return;
     const Missing& m = missing[k];
@@ -843,7 +850,7 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
 
 Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
                                const std::string& name, uint64_t first, uint64_t count,
-                               TileCache& cache, ReadState* state) {
+                               TileCache& cache, ReadState* state, uint8_t* into) {
   const ArraySchema& schema = *in.schema;
   HeldTiles* held = state != nullptr ? &state->held[name] : nullptr;
   HeldTiles used;  // the tiles this gather takes (the next held ones)
@@ -884,22 +891,35 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   }
   const bool var = attr.var();
   const uint64_t cs = attr.cell_size();
+  uint8_t* fixed_out = into;  // where fixed-size values go
   if (var) {
     c.offsets.resize(count + 1);
-  } else {
+  } else if (into == nullptr) {
     c.data.resize(count * cs);
+    fixed_out = c.data.data();
   }
   if (attr.nullable) c.validity.resize(count);
 
   const uint64_t end = first + count;
+  // A seek (ReadState::parts) decodes only the chunks it needs of the tiles
+  // not at hand; a read going on from the last one decodes whole tiles.
+  bool parts = false;
+  if (state != nullptr && state->parts && !var && !attr.nullable &&
+      count <= kPartReadBytes / std::max<uint64_t>(cs, 1)) {
+    auto it = state->next.find(name);
+    parts = it == state->next.end() || it->second != first;
+  }
+  if (state != nullptr && state->parts) state->next[name] = end;
   const HeldTiles ahead =
-      DecodeMissingTiles(in, index, field, footer_index, first, end, cache, held);
+      parts ? HeldTiles{}
+            : DecodeMissingTiles(in, index, field, footer_index, first, end, cache, held);
   // Tiles at hand, a few slots by (fragment, tile): views whose runs
   // alternate between fragments go to the shared cache once per tile, not
   // once per run.
   struct Slot {
     uint32_t fragment = CellRef::kFill;
     uint64_t tile = 0;
+    uint64_t first = 0;  // of the cells t holds (a part: ReadTilePart)
     std::shared_ptr<const DecodedTile> t;
   };
   constexpr size_t kSlots = 16;
@@ -915,7 +935,7 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
           c.offsets[done + k] = c.data.size();
           c.data.insert(c.data.end(), fill.begin(), fill.end());
         } else if (cs > 0) {
-          std::memcpy(c.data.data() + (done + k) * cs, fill.data(), cs);
+          std::memcpy(fixed_out + (done + k) * cs, fill.data(), cs);
         }
       }
       if (attr.nullable) {
@@ -926,38 +946,58 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
       continue;
     }
     const FragmentMetadata& frag = *in.fragments[r.fragment];
+    // The run's last position, overflow-checked, must lie in the tile.
+    uint64_t last_pos;
+    if (MulOverflow(run.count - 1, run.step, &last_pos) ||
+        AddOverflow(last_pos, uint64_t{r.pos}, &last_pos) || last_pos >= frag.TileCellNum(r.tile)) {
+      return Error::Corrupt(fmt::format("{}: cells from {} of tile {} beyond its {} cells",
+                                        frag.dir(), r.pos, r.tile, frag.TileCellNum(r.tile)));
+    }
     Slot& slot = slots[(r.tile * 7 + r.fragment) % kSlots];
-    if (!slot.t || slot.fragment != r.fragment || slot.tile != r.tile) {
+    if (!slot.t || slot.fragment != r.fragment || slot.tile != r.tile || r.pos < slot.first ||
+        last_pos - slot.first >= slot.t->cell_num) {
       TileKey key{&frag, footer_index[r.fragment], r.tile};
       std::shared_ptr<const DecodedTile> tile = held != nullptr ? Find(*held, key) : nullptr;
       if (!tile) tile = Find(ahead, key);
       if (!tile) tile = cache.Get(key);
-      if (!tile) {
-        ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field[r.fragment]),
-                                                 r.tile, in.encrypted));
-        tile = cache.Put(key, std::make_shared<const DecodedTile>(std::move(t)),
-                         in.fragments[r.fragment]);
+      slot.first = 0;
+      if (!tile && parts) {
+        ASSIGN_OR_RETURN(TilePart part, ReadTilePart(frag, FieldRef::Attribute(field[r.fragment]),
+                                                     r.tile, in.encrypted, r.pos, last_pos + 1));
+        if (part.tile.cell_size != cs) {
+          return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
+                                            frag.dir(), name, part.tile.cell_size, cs));
+        }
+        slot.fragment = r.fragment;
+        slot.tile = r.tile;
+        slot.first = part.first;
+        slot.t = std::make_shared<const DecodedTile>(std::move(part.tile));
+      } else {
+        if (!tile) {
+          ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field[r.fragment]),
+                                                   r.tile, in.encrypted));
+          tile = cache.Put(key, std::make_shared<const DecodedTile>(std::move(t)),
+                           in.fragments[r.fragment]);
+        }
+        if (!var && tile->cell_size != cs) {
+          return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
+                                            frag.dir(), name, tile->cell_size, cs));
+        }
+        if (held != nullptr) used.emplace_back(key, tile);
+        slot.fragment = r.fragment;
+        slot.tile = r.tile;
+        slot.t = std::move(tile);
       }
-      if (!var && tile->cell_size != cs) {
-        return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
-                                          frag.dir(), name, tile->cell_size, cs));
-      }
-      if (held != nullptr) used.emplace_back(key, tile);
-      slot.fragment = r.fragment;
-      slot.tile = r.tile;
-      slot.t = std::move(tile);
     }
     const DecodedTile& tile = *slot.t;
-    // The run's last position, overflow-checked, must lie in the tile.
-    uint64_t last_pos;
-    if (MulOverflow(run.count - 1, run.step, &last_pos) ||
-        AddOverflow(last_pos, uint64_t{r.pos}, &last_pos) || last_pos >= tile.cell_num) {
+    if (r.pos < slot.first || last_pos - slot.first >= tile.cell_num) {
       return Error::Corrupt(fmt::format("{}: cells from {} of tile {} beyond its {} cells",
                                         frag.dir(), r.pos, r.tile, tile.cell_num));
     }
+    const uint64_t at = r.pos - slot.first;  // the run's first cell in slot.t
     if (!var) {
-      uint8_t* dst = c.data.data() + done * cs;
-      const uint8_t* src = tile.fixed.data() + uint64_t{r.pos} * cs;
+      uint8_t* dst = fixed_out + done * cs;
+      const uint8_t* src = tile.fixed.data() + at * cs;
       if (run.step == 1) {
         std::memcpy(dst, src, run.count * cs);
       } else {

@@ -154,9 +154,12 @@ Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, 
 // values. Decoded tiles go through `cache`, so a range read decodes only
 // the tiles covering it and consecutive reads reuse them; with a `state`,
 // through the reader's held tiles too (tile_cache.h ReadState), which the
-// gather replaces with the tiles it used.
+// gather replaces with the tiles it used. With `into`, the values of a
+// fixed-size attribute go there (count * cell size bytes) instead of the
+// column's data, which stays empty (a reader's own buffer: one copy less).
 Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
                                const std::string& name, uint64_t first, uint64_t count,
-                               TileCache& cache, ReadState* state = nullptr);
+                               TileCache& cache, ReadState* state = nullptr,
+                               uint8_t* into = nullptr);
 
 }  // namespace tiledbfs::core

@@ -45,8 +45,15 @@ using HeldTiles = std::vector<std::pair<TileKey, std::shared_ptr<const DecodedTi
 // keep it (a small cache_size, many readers at once). It is outside the
 // cache's budget, up to a sixteenth of it or 16 MiB per reader and field
 // (GatherAttribute keeps the tiles its read used last).
+//
+// With `parts` set, a read that does not start where the reader's last read
+// of the field ended (a seek: random access) decodes, of a tile neither held
+// nor cached, only the chunks holding the cells it needs (ReadTilePart), for
+// fixed-size fields without validity. Such parts are not kept.
 struct ReadState {
   std::unordered_map<std::string, HeldTiles> held;  // by field name
+  bool parts = false;
+  std::unordered_map<std::string, uint64_t> next;  // by field: the cell after the last read
 };
 
 class TileCache {

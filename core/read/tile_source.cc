@@ -15,9 +15,15 @@ FieldShape Uint64Shape(const ArraySchema& schema) {
   return s;
 }
 
+// A tile file the fragment's metadata lists but that is gone (a vacuum
+// under an open view) is an I/O error, not a name that does not exist.
 Result<ByteVec> ReadRange(const FragmentMetadata& fragment, const std::string& file,
                           FragmentMetadata::TileLocation loc) {
-  return fragment.storage().Read(file, loc.offset, loc.size);
+  auto r = fragment.storage().Read(file, loc.offset, loc.size);
+  if (!r.ok() && r.error().code() == ErrorCode::kNotFound) {
+    return Error::Io(r.error().message());
+  }
+  return r;
 }
 
 TileContext MakeContext(const FragmentMetadata& fragment, const std::string& file, uint64_t offset,
@@ -131,6 +137,52 @@ Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, u
     }
   }
   return out;
+}
+
+Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
+                              bool encrypted, uint64_t from, uint64_t to) {
+  if (tile >= fragment.tile_num()) {
+    return Error::InvalidArgument(
+        fmt::format("{}: tile {} of {}", fragment.dir(), tile, fragment.tile_num()));
+  }
+  const uint64_t cell_num = fragment.TileCellNum(tile);
+  if (from >= to || to > cell_num) {
+    return Error::InvalidArgument(fmt::format("{}: cells [{}, {}) of tile {} of {} cells",
+                                              fragment.dir(), from, to, tile, cell_num));
+  }
+  FieldShape shape = ShapeOf(fragment, field);
+  const uint64_t cs = shape.cell_size();
+  TilePart part;
+  if (shape.var() || shape.nullable || cs == 0) {
+    ASSIGN_OR_RETURN(part.tile, ReadTile(fragment, field, tile, encrypted));
+    return part;
+  }
+  std::string file = fragment.DataFile(field);
+  ASSIGN_OR_RETURN(FragmentMetadata::TileLocation loc, fragment.FixedTile(field, tile));
+  ASSIGN_OR_RETURN(ByteVec raw, ReadRange(fragment, file, loc));
+  uint64_t want = 0;
+  if (MulOverflow(cell_num, cs, &want)) {
+    return Error::Corrupt(
+        fmt::format("{}: tile {}: {} cells of {} bytes overflow", file, tile, cell_num, cs));
+  }
+  TileContext ctx = MakeContext(fragment, file, loc.offset, shape.type, cs, encrypted);
+  ctx.expected_size = want;  // the chunks must add up to the whole tile
+  uint64_t start = 0;
+  ASSIGN_OR_RETURN(ByteVec bytes,
+                   UnfilterTileRange(*shape.filters, raw, ctx, from * cs, to * cs, &start));
+  if (start % cs != 0 || bytes.size() % cs != 0) {  // chunks cut cells: decode it all
+    ASSIGN_OR_RETURN(part.tile, ReadTile(fragment, field, tile, encrypted));
+    return part;
+  }
+  part.first = start / cs;
+  part.tile.cell_size = cs;
+  part.tile.cell_num = bytes.size() / cs;
+  part.tile.fixed = std::move(bytes);
+  if (part.first > from || part.first + part.tile.cell_num < to) {
+    return Error::Corrupt(fmt::format("{}: tile {} at offset {}: cells [{}, {}) not in its chunks",
+                                      file, tile, loc.offset, from, to));
+  }
+  return part;
 }
 
 Result<std::vector<DecodedTile>> ReadZippedCoordsTile(const FragmentMetadata& fragment,

@@ -47,6 +47,21 @@ FieldShape ShapeOf(const FragmentMetadata& fragment, FieldRef field);
 Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
                              bool encrypted);
 
+// Cells [first, first + tile.cell_num) of a tile.
+struct TilePart {
+  uint64_t first = 0;
+  DecodedTile tile;
+};
+
+// The cells of tile `tile` of `field` that the chunks holding cells [from,
+// to) give, decoding only those chunks (a random read needing a few cells
+// of a big tile). Fixed-size, non-nullable fields whose chunks hold whole
+// cells; any other field, or chunks that cut a cell, get the whole tile
+// (first 0). Same errors as ReadTile, for the chunks decoded;
+// kInvalidArgument when [from, to) is empty or not within the tile.
+Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
+                              bool encrypted, uint64_t from, uint64_t to);
+
 // Legacy zipped coordinates (format < 5): the __coords.tdb tile holds every
 // dimension's value of a cell side by side. Splits tile `tile` into one
 // DecodedTile per dimension.

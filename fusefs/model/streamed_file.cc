@@ -186,7 +186,15 @@ class FieldRangeFile final : public OpenFile {
         part_(part),
         header_(std::move(header)),
         cells_(cells),
-        stride_(stride) {}
+        stride_(stride) {
+    state_.parts = true;  // a seek decodes only the chunks it needs
+    // Values of a fixed-size attribute with cells of the stride can be
+    // gathered straight into the reader's buffer.
+    const core::ArraySchema& schema = view_->schema();
+    const int a = schema.AttributeIndex(field_);
+    direct_ = part_ == FieldPart::kData && a >= 0 && !schema.attributes[a].var() &&
+              schema.attributes[a].cell_size() == stride_;
+  }
 
   uint64_t size() const override { return header_.size() + cells_ * stride_; }
 
@@ -208,10 +216,14 @@ class FieldRangeFile final : public OpenFile {
       // another is under way goes without.
       std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
       core::ReadState* state = lock.owns_lock() ? &state_ : nullptr;
-      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, last - first, state));
-      const core::ByteVec& bytes = part_ == FieldPart::kData ? c.data : c.validity;
       uint64_t skip = data_from - first * stride_;
       uint64_t n = data_to - data_from;
+      // Whole cells of the values: gathered straight into `out`.
+      const bool direct = direct_ && skip == 0 && n == (last - first) * stride_;
+      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, last - first, state,
+                                                             direct ? out.data() + done : nullptr));
+      if (direct) return done + n;
+      const core::ByteVec& bytes = part_ == FieldPart::kData ? c.data : c.validity;
       if (bytes.size() != (last - first) * stride_) {
         return Error::Corrupt(fmt::format("{}: {} bytes decoded for cells [{}, {}), expected {}",
                                           field_, bytes.size(), first, last,
@@ -230,6 +242,7 @@ class FieldRangeFile final : public OpenFile {
   std::string header_;
   uint64_t cells_;
   uint64_t stride_;
+  bool direct_ = false;
   std::mutex mu_;
   core::ReadState state_;  // the tiles this file's reads keep (mu_)
 };

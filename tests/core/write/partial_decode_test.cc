@@ -1,0 +1,265 @@
+// Decoding part of a tile: UnfilterTileRange unfilters only the chunks that
+// hold a byte range, ReadTilePart the cells a seek needs, and a reader with
+// ReadState::parts reads the same bytes as a whole-tile read while keeping
+// nothing in the cache. Tiles are written by our own writer with small
+// chunks (many per tile).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "core/array/array.h"
+#include "core/array/array_view.h"
+#include "core/read/tile_cache.h"
+#include "core/read/tile_source.h"
+#include "core/write/filter_writer.h"
+#include "core/write/fragment_writer.h"
+#include "core/write/schema_writer.h"
+#include "core/write/synthetic.h"
+
+namespace tiledbfs::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+FilterPipeline Pipeline(uint32_t chunk, std::vector<FilterType> types) {
+  FilterPipeline p;
+  p.max_chunk_size = chunk;
+  for (FilterType t : types) {
+    Filter f;
+    f.type = t;
+    if (t == FilterType::kZstd) f.compression_level = 3;
+    p.filters.push_back(f);
+  }
+  return p;
+}
+
+// 100,000 uint64 values: chunks of 64 KiB (8192 values; TileDB's writer
+// and ours cut fixed tiles at 64 KiB, whatever the pipeline's max chunk size).
+ByteVec Values() {
+  ByteVec tile(100000 * 8);
+  for (uint64_t i = 0; i < 100000; ++i) {
+    uint64_t v = i * 2654435761u;
+    std::memcpy(tile.data() + i * 8, &v, 8);
+  }
+  return tile;
+}
+
+TileContext Context(uint64_t size) {
+  TileContext ctx;
+  ctx.type = Datatype::kUInt64;
+  ctx.cell_size = 8;
+  ctx.file = "a0.tdb";
+  ctx.expected_size = size;
+  return ctx;
+}
+
+TEST(UnfilterTileRangeTest, DecodesTheChunksHoldingTheRange) {
+  const ByteVec tile = Values();
+  for (auto types : {std::vector<FilterType>{FilterType::kByteshuffle, FilterType::kZstd},
+                     std::vector<FilterType>{FilterType::kChecksumSha256, FilterType::kLz4},
+                     std::vector<FilterType>{}}) {
+    FilterPipeline p = Pipeline(65536, types);
+    auto filtered = FilterFixedTile(p, tile, Datatype::kUInt64, 8);
+    ASSERT_TRUE(filtered.ok()) << filtered.error().ToString();
+    std::mt19937_64 rng(5);
+    for (int k = 0; k < 200; ++k) {
+      uint64_t from = rng() % tile.size(), to = from + 1 + rng() % 140000;
+      to = std::min<uint64_t>(to, tile.size());
+      uint64_t start = 99;
+      auto part = UnfilterTileRange(p, *filtered, Context(tile.size()), from, to, &start);
+      ASSERT_TRUE(part.ok()) << part.error().ToString();
+      // Whole chunks: from the chunk holding `from` to the one holding to - 1.
+      EXPECT_EQ(start, from / 65536 * 65536);
+      const uint64_t end = std::min<uint64_t>((to + 65535) / 65536 * 65536, tile.size());
+      ASSERT_EQ(part->size(), end - start) << from << " " << to;
+      EXPECT_TRUE(std::equal(part->begin(), part->end(), tile.begin() + start));
+    }
+    uint64_t start = 99;
+    auto all = UnfilterTileRange(p, *filtered, Context(tile.size()), 0, tile.size(), &start);
+    ASSERT_TRUE(all.ok());
+    EXPECT_EQ(start, 0u);
+    EXPECT_EQ(*all, tile);
+    auto none = UnfilterTileRange(p, *filtered, Context(tile.size()), 50, 50, &start);
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none->empty());
+    // The chunks' lengths are checked against the tile's size even for a range.
+    auto wrong = UnfilterTileRange(p, *filtered, Context(tile.size() + 8), 0, 8, &start);
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_EQ(wrong.error().code(), ErrorCode::kCorrupt);
+    EXPECT_NE(wrong.error().message().find("a0.tdb"), std::string::npos);
+  }
+}
+
+// A damaged chunk fails the ranges that need it, and only those.
+TEST(UnfilterTileRangeTest, ADamagedChunkFailsOnlyTheRangesThatNeedIt) {
+  const ByteVec tile = Values();
+  FilterPipeline p = Pipeline(65536, {FilterType::kChecksumSha256, FilterType::kZstd});
+  auto filtered = FilterFixedTile(p, tile, Datatype::kUInt64, 8);
+  ASSERT_TRUE(filtered.ok());
+  ByteVec bad = *filtered;
+  bad[bad.size() - 3] ^= 0x5a;  // in the last chunk's data
+  uint64_t start = 0;
+  auto early = UnfilterTileRange(p, bad, Context(tile.size()), 0, 100, &start);
+  ASSERT_TRUE(early.ok()) << early.error().ToString();
+  EXPECT_TRUE(std::equal(early->begin(), early->end(), tile.begin()));
+  auto late = UnfilterTileRange(p, bad, Context(tile.size()), tile.size() - 8, tile.size(), &start);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(late.error().message().find("a0.tdb"), std::string::npos) << late.error().ToString();
+  // Framing cut short is refused whatever the range.
+  ByteVec cut(filtered->begin(), filtered->begin() + filtered->size() / 2);
+  auto c = UnfilterTileRange(p, cut, Context(tile.size()), 0, 8, &start);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code(), ErrorCode::kCorrupt);
+}
+
+class PartialReadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("tiledbfs_partial_" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    // Tiles of 128 x 256 cells: 256 KiB of f, in 4 chunks of 64 KiB (32 rows).
+    auto s = SchemaFromJson(R"({"array_type":"dense","tile_order":"row-major",
+      "cell_order":"row-major","dims":[
+      {"name":"r","type":"INT64","domain":[0,383],"tile_extent":128},
+      {"name":"c","type":"INT64","domain":[0,511],"tile_extent":256}],
+      "attrs":[{"name":"f","type":"FLOAT64","filter_pipeline":{"max_chunk_size":4096,
+                 "filters":[{"name":"BYTESHUFFLE"},{"name":"ZSTD","level":3}]}},
+               {"name":"n","type":"INT32","nullable":true,"filter_pipeline":{"max_chunk_size":4096,
+                 "filters":[{"name":"LZ4"}]}},
+               {"name":"s","type":"STRING_ASCII","var":true,"filters":["ZSTD"]}]})");
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    auto file = CreateArray(root_.string(), *s, 1000);
+    ASSERT_TRUE(file.ok()) << file.error().ToString();
+    ArraySchema schema = *s;
+    schema.name = *file;
+    SyntheticSpec spec;
+    spec.seed = 11;
+    spec.fragments = 3;  // bands of 128 rows: one row of tiles each
+    auto w = WriteSyntheticFragments(root_.string(), schema, 10, spec);
+    ASSERT_TRUE(w.ok()) << w.error().ToString();
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // The latest view, its array's tile cache of `budget` bytes in *cache.
+  std::shared_ptr<const ArrayView> View(uint64_t budget, std::shared_ptr<TileCache>* cache) {
+    auto storage = LocalStorage::Open(root_.string());
+    EXPECT_TRUE(storage.ok());
+    auto array = Array::Open(*storage, std::nullopt);
+    EXPECT_TRUE(array.ok()) << array.error().ToString();
+    *cache = std::make_shared<TileCache>(budget);
+    (*array)->set_tile_cache(*cache);
+    auto view = (*array)->ViewAt(UINT64_MAX);
+    EXPECT_TRUE(view.ok()) << view.error().ToString();
+    return *view;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(PartialReadTest, ReadTilePartDecodesTheChunksOfTheCells) {
+  std::shared_ptr<TileCache> cache;
+  auto view = View(64 << 20, &cache);
+  ASSERT_EQ(view->fragments().size(), 3u);
+  const FragmentMetadata& frag = *view->fragments()[1];
+  const FieldRef f = FieldRef::Attribute(frag.schema().AttributeIndex("f"));
+  auto whole = ReadTile(frag, f, 1, false);
+  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+  ASSERT_EQ(whole->cell_num, 128u * 256u);
+  for (auto [from, to] : {std::pair<uint64_t, uint64_t>{0, 1},
+                          {9000, 9700},
+                          {8191, 8193},
+                          {32767, 32768},
+                          {0, 32768}}) {
+    auto part = ReadTilePart(frag, f, 1, false, from, to);
+    ASSERT_TRUE(part.ok()) << part.error().ToString();
+    // Chunks of 8192 cells.
+    EXPECT_EQ(part->first, from / 8192 * 8192) << from;
+    EXPECT_EQ(part->first + part->tile.cell_num, (to + 8191) / 8192 * 8192) << to;
+    EXPECT_TRUE(std::equal(part->tile.fixed.begin(), part->tile.fixed.end(),
+                           whole->fixed.begin() + part->first * 8));
+  }
+  // Nullable and var-sized fields get their whole tile.
+  for (const char* name : {"n", "s"}) {
+    const FieldRef g = FieldRef::Attribute(frag.schema().AttributeIndex(name));
+    auto part = ReadTilePart(frag, g, 1, false, 9000, 9700);
+    ASSERT_TRUE(part.ok()) << part.error().ToString();
+    EXPECT_EQ(part->first, 0u);
+    EXPECT_EQ(part->tile.cell_num, 128u * 256u) << name;
+  }
+  // Cells outside the tile are refused.
+  auto out = ReadTilePart(frag, f, 1, false, 32000, 32769);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code(), ErrorCode::kInvalidArgument);
+}
+
+// Seeks with a parts state read the same bytes as a whole read and put no
+// tile in the cache; a read that goes on from the last one decodes (and
+// caches) whole tiles.
+TEST_F(PartialReadTest, SeeksReadTheSameBytesWithoutDecodingWholeTiles) {
+  std::shared_ptr<TileCache> cache;
+  auto view = View(64 << 20, &cache);
+  auto n = view->CellCount();
+  ASSERT_TRUE(n.ok());
+  ASSERT_EQ(*n, 384u * 512u);
+  std::shared_ptr<TileCache> other;
+  auto reference = View(64 << 20, &other);
+  for (const char* name : {"f", "n", "s"}) {
+    auto whole = reference->ReadField(name);
+    ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+    ReadState state;
+    state.parts = true;
+    std::mt19937_64 rng(7);
+    for (int k = 0; k < 60; ++k) {
+      uint64_t first = rng() % *n, count = 1 + rng() % 700;
+      count = std::min(count, *n - first);
+      auto part = view->ReadFieldRange(name, first, count, &state);
+      ASSERT_TRUE(part.ok()) << part.error().ToString();
+      for (uint64_t i = 0; i < count; ++i) {
+        Bytes x = whole->cell(first + i), y = part->cell(i);
+        ASSERT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end()))
+            << name << " cell " << first + i;
+        if (whole->nullable) ASSERT_EQ(whole->validity[first + i], part->validity[i]);
+      }
+    }
+    if (std::string(name) == "f") {
+      EXPECT_EQ(cache->used_bytes(), 0u) << "seeks of f decoded whole tiles";
+      // Going on from the last read: whole tiles, cached.
+      auto seek = view->ReadFieldRange(name, 1000, 10, &state);
+      ASSERT_TRUE(seek.ok());
+      EXPECT_EQ(cache->used_bytes(), 0u);
+      auto next = view->ReadFieldRange(name, 1010, 10, &state);
+      ASSERT_TRUE(next.ok());
+      EXPECT_EQ(cache->used_bytes(), 128u * 256u * 8u);
+    } else {
+      EXPECT_GT(cache->used_bytes(), 0u) << name;  // whole tiles
+    }
+  }
+}
+
+// Tile files vacuumed away under an open view: reads fail with kIo naming
+// the file (a read of an open file has nothing "not found"), whole or part.
+TEST_F(PartialReadTest, TileFilesGoneUnderAViewAreAnIoError) {
+  std::shared_ptr<TileCache> cache;
+  auto view = View(64 << 20, &cache);
+  ASSERT_TRUE(view->CellCount().ok());
+  for (const auto& e : fs::recursive_directory_iterator(root_ / "__fragments")) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() && name != "__fragment_metadata.tdb") fs::remove(e.path());
+  }
+  for (bool parts : {false, true}) {
+    ReadState state;
+    state.parts = parts;
+    auto r = view->ReadFieldRange("f", 5000, 100, &state);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::kIo) << r.error().ToString();
+    EXPECT_NE(r.error().message().find(".tdb"), std::string::npos) << r.error().ToString();
+  }
+}
+
+}  // namespace
+}  // namespace tiledbfs::core
