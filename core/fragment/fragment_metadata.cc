@@ -780,15 +780,21 @@ Result<FragmentMetadata::TileLocation> FragmentMetadata::Locate(
   return TileLocation{start, end - start};
 }
 
+bool FragmentMetadata::OnlyTile(uint64_t tile) const {
+  return tile == 0 && tile_num() == 1 && HasFragmentFooter(footer_.version);
+}
+
 Result<FragmentMetadata::TileLocation> FragmentMetadata::FixedTile(FieldRef f,
                                                                    uint64_t tile) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
+  if (OnlyTile(tile)) return TileLocation{0, footer_.file_sizes[i]};
   ASSIGN_OR_RETURN(const std::vector<uint64_t>* offsets, TileOffsets(f));
   return Locate(*offsets, footer_.file_sizes[i], tile, "data", f);
 }
 
 Result<FragmentMetadata::TileLocation> FragmentMetadata::VarTile(FieldRef f, uint64_t tile) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
+  if (OnlyTile(tile)) return TileLocation{0, footer_.file_var_sizes[i]};
   ASSIGN_OR_RETURN(const std::vector<uint64_t>* offsets, TileVarOffsets(f));
   return Locate(*offsets, footer_.file_var_sizes[i], tile, "var", f);
 }
@@ -796,6 +802,9 @@ Result<FragmentMetadata::TileLocation> FragmentMetadata::VarTile(FieldRef f, uin
 Result<FragmentMetadata::TileLocation> FragmentMetadata::ValidityTile(FieldRef f,
                                                                       uint64_t tile) const {
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
+  if (OnlyTile(tile) && HasValiditySections(footer_.version)) {
+    return TileLocation{0, footer_.file_validity_sizes[i]};
+  }
   ASSIGN_OR_RETURN(const std::vector<uint64_t>* offsets, TileValidityOffsets(f));
   return Locate(*offsets, footer_.file_validity_sizes[i], tile, "validity", f);
 }

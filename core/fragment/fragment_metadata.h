@@ -131,6 +131,14 @@ class FragmentMetadata {
   // fixed/offsets file, var file or validity file (size from the next tile's
   // offset, or the file size for the last tile), checked against the file
   // size from the footer. kInvalidArgument if tile >= the tile count.
+  // The one tile of a fragment of one tile (format 3+) is the whole file,
+  // [0, file size from the footer), without loading the tile offsets:
+  // TileDB appends each tile at the file's size so far, from 0
+  // (FragmentMetadata::set_tile_offset), so that section holds a single 0.
+  // A view of many small fragments then reads no __fragment_metadata.tdb
+  // for its data (issue 5: 10,000 fewer opens and section decodes); a
+  // damaged section of such a fragment is reported when it is needed
+  // (tiles.csv, var sizes), not by reads of fixed-size fields.
   struct TileLocation {
     uint64_t offset = 0;
     uint64_t size = 0;
@@ -173,6 +181,8 @@ class FragmentMetadata {
   std::string FieldFileBase(FieldRef f) const;
   Result<int> CheckedIndex(FieldRef f) const;
   Result<ByteVec> ReadSection(uint64_t offset, std::string_view what) const;
+  // Tile `tile` is the only one of a format 3+ fragment (see FixedTile).
+  bool OnlyTile(uint64_t tile) const;
   Result<TileLocation> Locate(const std::vector<uint64_t>& offsets, uint64_t file_size,
                               uint64_t tile, std::string_view what, FieldRef f) const;
 

@@ -428,6 +428,87 @@ TEST(SyntheticFragment, TileBeyondItsFileIsCorrupt) {
   EXPECT_NE(bad.error().message().find("outside its file"), std::string::npos);
 }
 
+// A fragment of one tile: that tile is each file from 0 to its size in the
+// footer (TileDB writes tile offsets from 0), located without loading the
+// tile offsets, so without the metadata file when the footer came from a
+// consolidated file. Other tiles, and fragments of several tiles, still
+// read the section.
+TEST(SyntheticFragment, OneTileFragmentLocatesItsTileWithoutTileOffsets) {
+  SyntheticFragment sf = Sparse(22);
+  sf.tile_num = 1;
+  sf.last_tile_cell_num = 3;
+  sf.FillDefaults();
+  // A section that is not what TileDB writes ([7]) shows it is not read.
+  Writer odd;
+  odd.Put<uint64_t>(1).Put<uint64_t>(7);
+  sf.override_tile_offsets0 = odd.take();
+  sf.Build();
+  auto storage = std::make_shared<MemoryStorage>();
+  const std::string dir = "__fragments/" + FragmentName(22);
+  SchemaMap schemas{{sf.schema.name, std::make_shared<const ArraySchema>(sf.schema)}};
+  ByteVec footer(sf.file.begin() + sf.footer_offset,
+                 sf.file.begin() + sf.footer_offset + sf.footer_fields_size);
+  // No __fragment_metadata.tdb in storage at all.
+  auto m = FragmentMetadata::FromFooter(storage, dir, ParsedName(FragmentName(22)), footer, 0,
+                                        schemas, nullptr);
+  ASSERT_TRUE(m.ok()) << m.error().ToString();
+  const FragmentMetadata& f = **m;
+  ASSERT_EQ(f.tile_num(), 1u);
+  auto a = f.FixedTile(FieldRef::Attribute(0), 0);
+  ASSERT_TRUE(a.ok()) << a.error().ToString();
+  EXPECT_EQ(a->offset, 0u);
+  EXPECT_EQ(a->size, 16u);
+  auto r = f.FixedTile(FieldRef::Dimension(0), 0);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->size, 16u);
+  auto s = f.FixedTile(FieldRef::Attribute(1), 0);  // var: its offsets file
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->size, 16u);
+  auto sv = f.VarTile(FieldRef::Attribute(1), 0);
+  ASSERT_TRUE(sv.ok()) << sv.error().ToString();
+  EXPECT_EQ(sv->offset, 0u);
+  EXPECT_EQ(sv->size, 32u);
+  auto sn = f.ValidityTile(FieldRef::Attribute(1), 0);
+  ASSERT_TRUE(sn.ok()) << sn.error().ToString();
+  EXPECT_EQ(sn->size, 8u);
+  // Other tiles and unknown fields are still errors (tile 1 needs the
+  // offsets, so the missing file).
+  EXPECT_FALSE(f.FixedTile(FieldRef::Attribute(0), 1).ok());
+  EXPECT_EQ(f.FixedTile(FieldRef::Attribute(5), 0).error().code(), ErrorCode::kNotFound);
+  // The sections themselves need the missing file.
+  auto offsets = f.TileOffsets(FieldRef::Attribute(0));
+  ASSERT_FALSE(offsets.ok());
+  EXPECT_NE(offsets.error().message().find("__fragment_metadata.tdb"), std::string::npos)
+      << offsets.error().message();
+
+  // With the file present, the section reads as written ([7]) while the
+  // tile is still [0, 16).
+  storage->Put(dir + "/__fragment_metadata.tdb", sf.file);
+  auto loaded =
+      FragmentMetadata::Load(storage, dir, ParsedName(FragmentName(22)), schemas, nullptr);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().ToString();
+  auto again = (*loaded)->FixedTile(FieldRef::Attribute(0), 0);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->offset, 0u);
+  EXPECT_EQ((*loaded)->FixedTile(FieldRef::Attribute(0), 1).error().code(),
+            ErrorCode::kInvalidArgument);
+  auto section = (*loaded)->TileOffsets(FieldRef::Attribute(0));
+  ASSERT_TRUE(section.ok()) << section.error().ToString();
+  EXPECT_EQ(**section, (std::vector<uint64_t>{7}));
+
+  // Several tiles: the offsets are read, and the odd one is what locates tile 0.
+  SyntheticFragment three = Sparse(22);
+  Writer odd3;
+  odd3.Put<uint64_t>(3).Put<uint64_t>(7).Put<uint64_t>(16).Put<uint64_t>(32);
+  three.override_tile_offsets0 = odd3.take();
+  Loaded l = LoadSynthetic(three);
+  ASSERT_TRUE(l.md.ok()) << l.md.error().ToString();
+  auto t0 = (*l.md)->FixedTile(FieldRef::Attribute(0), 0);
+  ASSERT_TRUE(t0.ok()) << t0.error().ToString();
+  EXPECT_EQ(t0->offset, 7u);
+  EXPECT_EQ(t0->size, 9u);
+}
+
 TEST(SyntheticFragment, TileOffsetCountMustMatchTheTiles) {
   SyntheticFragment sf = Sparse(22);
   sf.tile_offsets[0] = {0, 16};  // 2 offsets, 3 tiles
