@@ -836,14 +836,59 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
   ParallelFor(missing.size(), [&](size_t k) {
     if (decoded_bytes.load() >= limit) return;
     const Missing& m = missing[k];
+    // Being decoded ahead (or by another reader): the gather waits for it.
+    if (!cache.BeginDecode(m.key)) return;
     const FragmentMetadata& frag = *in.fragments[m.fragment];
-    auto t = ReadTile(frag, FieldRef::Attribute(field[m.fragment]), m.key.tile, in.encrypted);
-    if (!t.ok()) return;
-    auto tile = std::make_shared<const DecodedTile>(std::move(t).value());
-    decoded_bytes += tile->fixed.size() + tile->var.size() + tile->offsets.size() * 8;
-    ahead[k] = {m.key, cache.Put(m.key, std::move(tile), in.fragments[m.fragment])};
+    std::shared_ptr<const DecodedTile> tile;
+    try {
+      auto t = ReadTile(frag, FieldRef::Attribute(field[m.fragment]), m.key.tile, in.encrypted);
+      if (t.ok()) tile = std::make_shared<const DecodedTile>(std::move(t).value());
+    } catch (...) {
+      // Out of memory: left for the gather, which reports it.
+    }
+    if (tile) decoded_bytes += TileCache::SizeOf(*tile);
+    tile = cache.EndDecode(m.key, std::move(tile), in.fragments[m.fragment]);
+    if (tile) ahead[k] = {m.key, std::move(tile)};
   });
   return ahead;
+}
+
+// A sequential reader's next cells [end, ...): sends the tiles they need to
+// be decoded in the background (TileCache::DecodeAhead), as far as a
+// quarter of the cache's budget of cell values from `end` or until the
+// cache takes no more. Each reader walks each cell once (`ahead.to`).
+// `cell_bytes`: a cell's fixed bytes (offset, validity); `var`: plus values.
+void DecodeAhead(const ViewInputs& in, const CellIndex& index, const std::vector<int>& field,
+                 const std::vector<int>& footer_index, uint64_t end, uint64_t cell_bytes, bool var,
+                 TileCache& cache, ReadState::Ahead& ahead) {
+  const uint64_t window = cache.ahead_budget() / std::max<uint64_t>(cell_bytes, 1);
+  const uint64_t to = end + std::min(window, index.cell_count - end);
+  uint64_t i = std::max(ahead.to, end);
+  if (ahead.sent.size() > 4096) ahead.sent.clear();
+  while (i < to) {
+    CellRun run = index.RunAt(i, to - i);
+    const CellRef& r = run.ref;
+    if (r.fragment != CellRef::kFill && field[r.fragment] >= 0) {
+      TileKey key{in.fragments[r.fragment].get(), footer_index[r.fragment], r.tile};
+      if (!ahead.sent.count(key) && !cache.Contains(key)) {
+        const FragmentMetadata& frag = *in.fragments[r.fragment];
+        const FieldRef f = FieldRef::Attribute(field[r.fragment]);
+        uint64_t bytes = 0;
+        if (MulOverflow(frag.TileCellNum(r.tile), cell_bytes, &bytes)) break;
+        if (var) {
+          // The values' size as stored, when the fragment says it.
+          auto sizes = frag.TileVarSizes(f);
+          uint64_t values = sizes.ok() && r.tile < (*sizes)->size() ? (**sizes)[r.tile] : bytes;
+          if (AddOverflow(bytes, values, &bytes)) break;
+        }
+        AheadTile t{key, in.fragments[r.fragment], f, in.encrypted, bytes};
+        if (!cache.DecodeAhead(std::move(t))) break;  // the cache is full ahead: later
+      }
+      ahead.sent.insert(key);
+    }
+    i += run.count;
+  }
+  ahead.to = i;
 }
 
 }  // namespace
@@ -901,15 +946,17 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   if (attr.nullable) c.validity.resize(count);
 
   const uint64_t end = first + count;
+  // Sequential: going on from the last read, or from the first cell.
+  bool sequential = false;
+  if (state != nullptr) {
+    auto it = state->next.find(name);
+    sequential = first == 0 || (it != state->next.end() && it->second == first);
+    state->next[name] = end;
+  }
   // A seek (ReadState::parts) decodes only the chunks it needs of the tiles
   // not at hand; a read going on from the last one decodes whole tiles.
-  bool parts = false;
-  if (state != nullptr && state->parts && !var && !attr.nullable &&
-      count <= kPartReadBytes / std::max<uint64_t>(cs, 1)) {
-    auto it = state->next.find(name);
-    parts = it == state->next.end() || it->second != first;
-  }
-  if (state != nullptr && state->parts) state->next[name] = end;
+  const bool parts = !sequential && state != nullptr && state->parts && !var && !attr.nullable &&
+                     count <= kPartReadBytes / std::max<uint64_t>(cs, 1);
   const HeldTiles ahead =
       parts ? HeldTiles{}
             : DecodeMissingTiles(in, index, field, footer_index, first, end, cache, held);
@@ -1026,6 +1073,10 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
     done += run.count;
   }
   if (var) c.offsets[count] = c.data.size();
+  if (sequential && end < index.cell_count) {
+    DecodeAhead(in, index, field, footer_index, end, cs + (attr.nullable ? 1 : 0), var, cache,
+                state->ahead[name]);
+  }
   if (held != nullptr) {
     // The tiles used last first (the next read starts where this one ended),
     // each once, up to a sixteenth of the budget or 16 MiB (enough for one

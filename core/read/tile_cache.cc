@@ -1,37 +1,144 @@
 #include "core/read/tile_cache.h"
 
+#include <algorithm>
+
 namespace tiledbfs::core {
 
+TileCache::~TileCache() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    ahead_queue_.clear();
+  }
+  ahead_ready_.notify_all();
+  for (auto& t : ahead_workers_) t.join();
+}
+
 std::shared_ptr<const DecodedTile> TileCache::Get(const TileKey& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  decoded_.wait(lock, [&] { return decoding_.count(key) == 0; });
   auto it = map_.find(key);
   if (it == map_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->tile;
+  Entry& e = *it->second;
+  if (e.ahead) {
+    e.ahead = false;
+    ahead_bytes_ -= std::min(ahead_bytes_, SizeOf(*e.tile));
+  }
+  return e.tile;
 }
 
 bool TileCache::Contains(const TileKey& key) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return map_.count(key) != 0;
+  return map_.count(key) != 0 || decoding_.count(key) != 0;
+}
+
+bool TileCache::BeginDecode(const TileKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (map_.count(key) != 0) return false;
+  return decoding_.insert(key).second;
+}
+
+std::shared_ptr<const DecodedTile> TileCache::EndDecode(
+    const TileKey& key, std::shared_ptr<const DecodedTile> tile,
+    std::shared_ptr<const FragmentMetadata> fragment) {
+  std::shared_ptr<const DecodedTile> result;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    decoding_.erase(key);
+    if (tile) result = PutLocked(key, std::move(tile), std::move(fragment), false);
+  }
+  decoded_.notify_all();
+  return result;
 }
 
 std::shared_ptr<const DecodedTile> TileCache::Put(
     const TileKey& key, std::shared_ptr<const DecodedTile> tile,
     std::shared_ptr<const FragmentMetadata> fragment) {
   std::lock_guard<std::mutex> lock(mu_);
+  return PutLocked(key, std::move(tile), std::move(fragment), false);
+}
+
+std::shared_ptr<const DecodedTile> TileCache::PutLocked(
+    const TileKey& key, std::shared_ptr<const DecodedTile> tile,
+    std::shared_ptr<const FragmentMetadata> fragment, bool ahead) {
   if (auto it = map_.find(key); it != map_.end()) return it->second->tile;
   const uint64_t size = SizeOf(*tile);
   if (size > budget_) return tile;
   std::shared_ptr<const DecodedTile> result = tile;
   used_ += size;
-  lru_.push_front(Entry{key, std::move(tile), std::move(fragment)});
+  if (ahead) ahead_bytes_ += size;
+  lru_.push_front(Entry{key, std::move(tile), std::move(fragment), ahead});
   map_[key] = lru_.begin();
   while (used_ > budget_ && !lru_.empty()) {
-    used_ -= SizeOf(*lru_.back().tile);
-    map_.erase(lru_.back().key);
+    const Entry& out = lru_.back();
+    const uint64_t out_size = SizeOf(*out.tile);
+    used_ -= out_size;
+    if (out.ahead) ahead_bytes_ -= std::min(ahead_bytes_, out_size);
+    map_.erase(out.key);
     lru_.pop_back();
   }
   return result;
+}
+
+bool TileCache::DecodeAhead(AheadTile tile) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    if (ahead_bytes_ + tile.bytes > ahead_budget()) return false;
+    if (ahead_workers_.empty()) {
+      const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+      for (unsigned i = 0; i < n; ++i) {
+        try {
+          ahead_workers_.emplace_back([this] { AheadWorker(); });
+        } catch (...) {
+          break;  // no thread to be had
+        }
+      }
+      if (ahead_workers_.empty()) return false;
+    }
+    ahead_bytes_ += tile.bytes;
+    ahead_queue_.push_back(std::move(tile));
+  }
+  ahead_ready_.notify_one();
+  return true;
+}
+
+void TileCache::AheadWorker() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    ahead_ready_.wait(lock, [&] { return stopping_ || !ahead_queue_.empty(); });
+    if (stopping_) return;
+    AheadTile job = std::move(ahead_queue_.front());
+    ahead_queue_.pop_front();
+    ahead_bytes_ -= std::min(ahead_bytes_, job.bytes);
+    // Read already, or being decoded by a reader: nothing to do.
+    if (map_.count(job.key) != 0 || !decoding_.insert(job.key).second) {
+      decoded_.notify_all();  // WaitForAhead
+      continue;
+    }
+    ++ahead_running_;
+    lock.unlock();
+    // A failed decode is left for the reader, which decodes the tile again
+    // and reports the error.
+    std::shared_ptr<const DecodedTile> tile;
+    try {
+      auto t = ReadTile(*job.fragment, job.field, job.key.tile, job.encrypted);
+      if (t.ok()) tile = std::make_shared<const DecodedTile>(std::move(t).value());
+    } catch (...) {
+      // Out of memory: the reader will try again and report it.
+    }
+    lock.lock();
+    --ahead_running_;
+    decoding_.erase(job.key);
+    if (tile) PutLocked(job.key, std::move(tile), std::move(job.fragment), true);
+    decoded_.notify_all();
+  }
+}
+
+void TileCache::WaitForAhead() {
+  std::unique_lock<std::mutex> lock(mu_);
+  decoded_.wait(lock, [&] { return ahead_queue_.empty() && ahead_running_ == 0; });
 }
 
 uint64_t TileCache::used_bytes() const {

@@ -3,13 +3,17 @@
 // holder after eviction.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -50,18 +54,65 @@ using HeldTiles = std::vector<std::pair<TileKey, std::shared_ptr<const DecodedTi
 // of the field ended (a seek: random access) decodes, of a tile neither held
 // nor cached, only the chunks holding the cells it needs (ReadTilePart), for
 // fixed-size fields without validity. Such parts are not kept.
+//
+// A read that goes on from where the last one ended (or starts the field)
+// also has the tiles of the cells after it decoded in the background
+// (TileCache::DecodeAhead), up to a quarter of the cache's budget ahead.
 struct ReadState {
   std::unordered_map<std::string, HeldTiles> held;  // by field name
   bool parts = false;
   std::unordered_map<std::string, uint64_t> next;  // by field: the cell after the last read
+  // By field: the cells up to which tiles were sent to be decoded ahead,
+  // and the tiles sent lately (not to send them again).
+  struct Ahead {
+    uint64_t to = 0;
+    std::unordered_set<TileKey, TileKeyHash> sent;
+  };
+  std::unordered_map<std::string, Ahead> ahead;
+};
+
+// A tile to decode ahead of its reader: what the decode needs, owned.
+struct AheadTile {
+  TileKey key;
+  std::shared_ptr<const FragmentMetadata> fragment;  // key.fragment's owner
+  FieldRef field;
+  bool encrypted = false;
+  uint64_t bytes = 0;  // an estimate of its decoded size
 };
 
 class TileCache {
  public:
   explicit TileCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
+  // Waits for the decodes under way; drops the ones not started.
+  ~TileCache();
+  TileCache(const TileCache&) = delete;
+  TileCache& operator=(const TileCache&) = delete;
 
+  // The cached tile, or null. A tile being decoded (BeginDecode) is waited
+  // for.
   std::shared_ptr<const DecodedTile> Get(const TileKey& key);
+  // Cached or being decoded.
   bool Contains(const TileKey& key) const;
+
+  // One decode of a tile at a time: true if the caller is to decode `key`
+  // (neither cached nor being decoded); it must then call EndDecode, with
+  // the tile or null if the decode failed. Get waits in between.
+  bool BeginDecode(const TileKey& key);
+  // Puts `tile` (unless null) and wakes the waiting readers. Returns Put's.
+  std::shared_ptr<const DecodedTile> EndDecode(const TileKey& key,
+                                               std::shared_ptr<const DecodedTile> tile,
+                                               std::shared_ptr<const FragmentMetadata> fragment);
+
+  // Decoding ahead of sequential readers, on a thread per core started on
+  // first use. The tiles decoded ahead and not yet read, with those waiting
+  // to be, are kept to a quarter of the budget over all readers (so that
+  // they do not push one another out): DecodeAhead returns false, sending
+  // nothing, when `tile` would go past it.
+  bool DecodeAhead(AheadTile tile);
+  uint64_t ahead_budget() const { return budget_ / 4; }
+  // Returns once no tile waits to be decoded ahead or is being (tests).
+  void WaitForAhead();
+
   // `fragment` is key.fragment's owner, kept while the tile is cached.
   // Returns the tile to use: the one already cached under `key` if another
   // reader put it first (readers then share one copy), else `tile`.
@@ -80,12 +131,30 @@ class TileCache {
     TileKey key;
     std::shared_ptr<const DecodedTile> tile;
     std::shared_ptr<const FragmentMetadata> fragment;
+    bool ahead = false;  // decoded ahead, not read yet (counted in ahead_bytes_)
   };
+  // Put's body, with mu_ held.
+  std::shared_ptr<const DecodedTile> PutLocked(const TileKey& key,
+                                               std::shared_ptr<const DecodedTile> tile,
+                                               std::shared_ptr<const FragmentMetadata> fragment,
+                                               bool ahead);
+  void AheadWorker();
+
   mutable std::mutex mu_;
   uint64_t budget_;
   uint64_t used_ = 0;
   std::list<Entry> lru_;
   std::unordered_map<TileKey, std::list<Entry>::iterator, TileKeyHash> map_;
+  // Tiles being decoded (BeginDecode .. EndDecode), and their waiters.
+  std::unordered_set<TileKey, TileKeyHash> decoding_;
+  std::condition_variable decoded_;
+  // Decoding ahead: tiles waiting, bytes ahead (cached unread + waiting).
+  std::deque<AheadTile> ahead_queue_;
+  uint64_t ahead_bytes_ = 0;
+  int ahead_running_ = 0;  // workers decoding
+  std::condition_variable ahead_ready_;
+  bool stopping_ = false;
+  std::vector<std::thread> ahead_workers_;
 };
 
 }  // namespace tiledbfs::core

@@ -213,7 +213,8 @@ TEST_F(PartialReadTest, SeeksReadTheSameBytesWithoutDecodingWholeTiles) {
     ASSERT_TRUE(whole.ok()) << whole.error().ToString();
     ReadState state;
     state.parts = true;
-    const uint64_t cached_before = cache->used_bytes();  // f's last read cached one tile
+    cache->WaitForAhead();
+    const uint64_t cached_before = cache->used_bytes();  // f's last reads cached its tiles
     std::mt19937_64 rng(7);
     for (int k = 0; k < 60; ++k) {
       uint64_t first = rng() % *n, count = 1 + rng() % 700;
@@ -235,10 +236,82 @@ TEST_F(PartialReadTest, SeeksReadTheSameBytesWithoutDecodingWholeTiles) {
       EXPECT_EQ(cache->used_bytes(), 0u);
       auto next = view->ReadFieldRange(name, 1010, 10, &state);
       ASSERT_TRUE(next.ok());
-      EXPECT_EQ(cache->used_bytes(), 128u * 256u * 8u);
+      EXPECT_GE(cache->used_bytes(), 128u * 256u * 8u);
+      // ... and the tiles after it are decoded ahead: all 6 of f.
+      cache->WaitForAhead();
+      EXPECT_EQ(cache->used_bytes(), 6u * 128u * 256u * 8u);
     } else {
       EXPECT_GT(cache->used_bytes(), cached_before) << name;  // whole tiles
     }
+  }
+}
+
+// A reader going on from its last read has the tiles after it decoded in
+// the background, within a quarter of the cache's budget, and reads the
+// same bytes.
+TEST_F(PartialReadTest, SequentialReadsDecodeTheNextTilesAhead) {
+  constexpr uint64_t kTile = 128 * 256 * 8;  // bytes of f in a tile
+  std::shared_ptr<TileCache> cache;
+  // 8 tiles of budget: 2 ahead.
+  auto view = View(8 * kTile, &cache);
+  ASSERT_EQ(cache->ahead_budget(), 2 * kTile);
+  std::shared_ptr<TileCache> other;
+  auto whole = View(64 << 20, &other)->ReadField("f");
+  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+  ReadState state;
+  state.parts = true;
+  auto first = view->ReadFieldRange("f", 0, 10, &state);
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  cache->WaitForAhead();
+  // Tile (0, 0) read; the window of 2 tiles of cells after cell 10 ends in
+  // row 128: tiles (0, 1) and (1, 0) decoded ahead.
+  EXPECT_EQ(cache->used_bytes(), 3 * kTile);
+  // The rest, in pieces: the same bytes, the cache within its budget.
+  std::vector<uint8_t> out(whole->data.size());
+  std::memcpy(out.data(), first->data.data(), 80);
+  for (uint64_t i = 10; i < 384 * 512; i += 5000) {
+    const uint64_t count = std::min<uint64_t>(5000, 384 * 512 - i);
+    auto part = view->ReadFieldRange("f", i, count, &state, out.data() + i * 8);
+    ASSERT_TRUE(part.ok()) << part.error().ToString();
+    EXPECT_LE(cache->used_bytes(), 8 * kTile);
+  }
+  EXPECT_EQ(out, whole->data);
+  cache->WaitForAhead();
+  EXPECT_EQ(cache->used_bytes(), 6 * kTile);
+}
+
+// A tile that fails to decode ahead is decoded again by its reader, which
+// reports the error; a cache dropped with decodes waiting neither hangs nor
+// touches what it dropped.
+TEST_F(PartialReadTest, DecodingAheadLeavesErrorsToTheReader) {
+  std::shared_ptr<TileCache> cache;
+  auto view = View(64 << 20, &cache);
+  ASSERT_TRUE(view->CellCount().ok());
+  // The newest fragment (rows 256-383) loses its tiles of f.
+  const std::string lost = view->fragments()[2]->DataFile(
+      FieldRef::Attribute(view->fragments()[2]->schema().AttributeIndex("f")));
+  ASSERT_TRUE(fs::remove(root_ / lost)) << lost;
+  ReadState state;
+  Status error;
+  for (uint64_t i = 0; i < 384 * 512 && error.ok(); i += 4096) {
+    const uint64_t count = std::min<uint64_t>(4096, 384 * 512 - i);
+    auto part = view->ReadFieldRange("f", i, count, &state);
+    if (!part.ok()) {
+      error = part.error();
+      EXPECT_GE(i + count, 256u * 512u) << "failed before the lost fragment's cells";
+    }
+  }
+  ASSERT_FALSE(error.ok());
+  EXPECT_EQ(error.error().code(), ErrorCode::kIo) << error.error().ToString();
+  EXPECT_NE(error.error().message().find(fs::path(lost).filename().string()), std::string::npos)
+      << error.error().ToString();
+
+  for (int k = 0; k < 20; ++k) {
+    std::shared_ptr<TileCache> c;
+    auto v = View(64 << 20, &c);
+    ReadState s;
+    ASSERT_TRUE(v->ReadFieldRange("s", 0, 10, &s).ok());
+    // Dropped at once, decodes still waiting.
   }
 }
 
