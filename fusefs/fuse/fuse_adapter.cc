@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -20,6 +21,8 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
+
+#include "fusefs/fuse/readahead.h"
 
 namespace tiledbfs::fusefs {
 
@@ -631,12 +634,21 @@ core::Status FuseAdapter::Mount(const MountConfig& config) {
   if (session_ == nullptr) {
     return Error::InvalidArgument("libfuse rejected the mount options");
   }
+  // Resolved before the mount: after it, the path leads to this daemon.
+  char* real = ::realpath(config.mountpoint.c_str(), nullptr);
+  const std::string resolved = real != nullptr ? real : config.mountpoint;
+  std::free(real);
   if (fuse_session_mount(session_, config.mountpoint.c_str()) != 0) {
     fuse_session_destroy(session_);
     session_ = nullptr;
     return Error::Io("cannot mount on " + config.mountpoint);
   }
   mounted_ = true;
+  // Sequential reads in requests of kMaxRead, not 128 KiB (readahead.h).
+  // Not being allowed to (not root) only costs speed: said once, at -d.
+  if (auto ra = SetMountReadahead(resolved, kMaxRead / 1024); !ra.ok() && config.debug) {
+    Log("readahead left at the kernel's default: " + ra.error().ToString());
+  }
   return core::Ok();
 }
 

@@ -40,8 +40,8 @@
 // - readdir lists the snapshot taken at opendir, so it can only fail before
 //   the first entry (at opendir); offsets are entry indices, so a listing
 //   continues correctly across requests. readdirplus gives attributes too.
-// - Reads and readahead of up to 1 MiB per request (max_read, max_readahead;
-//   the kernel may cap readahead lower: /sys/class/bdi/<dev>/read_ahead_kb).
+// - Reads and readahead of up to 1 MiB per request (max_read, max_readahead,
+//   and the mount's read_ahead_kb raised to match: readahead.h).
 //
 // Threads: the Tree's methods are called from several threads at once (the
 // multithreaded loop), so the Tree must be thread-safe; reads of one

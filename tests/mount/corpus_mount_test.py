@@ -6,7 +6,7 @@
 For every array and group of CORPUS/arrays (with its key where there is
 one), mounted with BIN_DIR/tiledbfs:
   - the command exits 0 and the mount is live when it returns; /proc/mounts
-    says fuse.tiledbfs, ro
+    says fuse.tiledbfs, ro; as root, the mount's read_ahead_kb is 1024
   - ls -l works (modes 0444/0555); find -type f and find -name '*.npy' see
     the same files as a directory walk
   - stat -c %s equals wc -c, and the bytes read, for every file; cat, head
@@ -157,6 +157,13 @@ def check_array(c, corpus, exe, name, tmp):
         entry = ml.mount_entry(mnt)
         c.ok(entry is not None and entry[1] == "fuse.tiledbfs" and "ro" in entry[2],
              f"{name}: /proc/mounts says fuse.tiledbfs, ro", str(entry))
+        if os.geteuid() == 0:
+            # Sequential reads in 1 MiB requests: the mount's readahead window
+            # raised from the kernel's 128 KiB (fusefs/fuse/readahead.h).
+            dev = os.stat(mnt).st_dev
+            ra = f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb"
+            got = open(ra).read().strip() if os.path.exists(ra) else None
+            c.ok(got == "1024", f"{name}: read_ahead_kb of the mount is 1024", f"{ra}: {got}")
         p = ml.run(["ls", "-l", mnt])
         c.ok(p.returncode == 0 and all(
             l.startswith(("dr-xr-xr-x", "-r--r--r--"))
