@@ -381,8 +381,10 @@ struct FuseOps {
     auto* h = reinterpret_cast<DirHandle*>(fi->fh);
     if (off < 0) return ReplyErr(req, EINVAL);
     size = std::min(size, FuseAdapter::kMaxRead);
-    // Not zeroed: only the `used` bytes the entries fill are sent.
-    std::unique_ptr<char[]> buf(new char[size]);
+    // One buffer per FUSE worker thread, as for reads; not zeroed: only the
+    // `used` bytes the entries fill are sent.
+    thread_local std::unique_ptr<char[]> buf;
+    if (!buf) buf.reset(new char[FuseAdapter::kMaxRead]);
     size_t used = 0;
     const size_t total = h->entries.size() + 2;
     for (size_t i = static_cast<size_t>(off); i < total; ++i) {
@@ -406,7 +408,6 @@ struct FuseOps {
         }
       } else {
         const DirEntryAttr& entry = h->entries[i - 2];
-        const std::string path = ChildPath(h->path, entry.name);
         if (plus) {
           if (fuse_add_direntry_plus(req, nullptr, 0, name, nullptr, 0) > room) break;
           fuse_entry_param e{};
@@ -415,21 +416,21 @@ struct FuseOps {
             // alone (inode 0), the kernel looks the entry up when it needs
             // more. `ls` and `find` never make the daemon render a file.
             e.attr.st_mode = ModeOf(entry.attr.type);
-            e.attr.st_ino = self.inodes_.Peek(path);
+            e.attr.st_ino = self.inodes_.PeekChild(h->path, entry.name);
           } else if (!FillStat(self, 0, entry.attr, &e.attr)) {
             // Cannot be described: list it without attributes (the lookup
             // that follows reports EOVERFLOW).
             e.attr.st_mode = ModeOf(entry.attr.type);
-            e.attr.st_ino = self.inodes_.Peek(path);
+            e.attr.st_ino = self.inodes_.PeekChild(h->path, entry.name);
           } else {
-            e.ino = self.inodes_.Lookup(path, entry.attr.immutable);
+            e.ino = self.inodes_.LookupChild(h->path, entry.name, entry.attr.immutable);
             FillStat(self, e.ino, ForKernel(self, e.ino, entry.attr), &e.attr);
             e.attr_timeout = e.entry_timeout = Timeout(self, entry.attr.immutable);
           }
           need = fuse_add_direntry_plus(req, at, room, name, &e, next);
         } else {
           struct stat st {};
-          st.st_ino = self.inodes_.Peek(path);
+          st.st_ino = self.inodes_.PeekChild(h->path, entry.name);
           st.st_mode = ModeOf(entry.attr.type);
           need = fuse_add_direntry(req, at, room, name, &st, next);
         }

@@ -13,6 +13,13 @@
 // holds only nodes the kernel knows, so its size is bounded by the kernel's
 // inode cache, not by how many paths were ever visited.
 //
+// Layout: one map by number holds each node's path once; a path is found
+// at its hash (its home number), and only the rare paths that had to take
+// another number are also kept by path. A lookup is one probe of the map
+// and a string compare (find and ls -l over 10,000-fragment arrays make
+// hundreds of thousands); the *Child forms hash "parent/name" without
+// building it.
+//
 // Thread-safe: every method takes the table's lock.
 #pragma once
 
@@ -47,6 +54,11 @@ class InodeTable {
   // The number Lookup(path) would return now, without counting a reference.
   uint64_t Peek(const std::string& path) const;
 
+  // Lookup and Peek of ChildPath(parent, name), building that path only
+  // when the node is added.
+  uint64_t LookupChild(const std::string& parent, std::string_view name, bool immutable);
+  uint64_t PeekChild(const std::string& parent, std::string_view name) const;
+
   // The node behind `ino`; nullopt if the kernel never had it or forgot it.
   std::optional<Node> Get(uint64_t ino) const;
 
@@ -73,12 +85,31 @@ class InodeTable {
     uint64_t nlookup = 0;
   };
 
-  uint64_t FreeNumberFor(const std::string& path) const;  // lock held
+  // A path given as parent + "/" + name (or name alone when parent is
+  // empty), or whole (parent only).
+  struct PathParts {
+    std::string_view parent;
+    std::string_view name;
+    bool child = false;
+    size_t size() const {
+      return child ? (parent.empty() ? 0 : parent.size() + 1) + name.size() : parent.size();
+    }
+    bool Equals(const std::string& path) const;
+    std::string Build() const;
+  };
+
+  uint64_t HomeOf(const PathParts& p) const;
+  // The number the path holds, or would take now (lock held).
+  uint64_t NumberFor(const PathParts& p, uint64_t home, bool* held) const;
+  uint64_t FreeNumberFrom(uint64_t ino) const;  // lock held
+  uint64_t DoLookup(const PathParts& p, bool immutable);
+  uint64_t DoPeek(const PathParts& p) const;
 
   HashFunction hash_;
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Entry> by_ino_;
-  std::unordered_map<std::string, uint64_t> by_path_;
+  // Paths not at their home number (a collision sent them further).
+  std::unordered_map<std::string, uint64_t> displaced_;
 };
 
 // "a/b" + "c" -> "a/b/c"; "" + "c" -> "c".

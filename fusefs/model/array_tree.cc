@@ -690,12 +690,22 @@ Result<std::vector<DirEntryAttr>> ArrayTree::List(const std::string& path) {
     }
     return out;
   }
+  out.reserve(names.size());
   for (const auto& n : names) {
-    std::string child = path.empty() ? n : path + "/" + n;
     if (rest.empty() && IsDirName(n)) {
       // The folders of a view's top are in this scope (history/ has its
-      // own attributes): no second resolve of the path for each.
-      ASSIGN_OR_RETURN(NodeAttr a, n == "history" ? GetAttr(child) : Attr(*scope, {n}));
+      // own attributes): no second resolve of the path for each. `names`
+      // is the top's listing, so each is there: what Attr(*scope, {n})
+      // gives without looking again.
+      if (n == "history") {
+        ASSIGN_OR_RETURN(NodeAttr a, GetAttr(path.empty() ? n : path + "/" + n));
+        out.push_back({n, a});
+        continue;
+      }
+      NodeAttr a;
+      a.type = NodeType::kDirectory;
+      a.mtime_ms = scope->mtime_ms;
+      a.immutable = scope->immutable;
       out.push_back({n, a});
       continue;
     }

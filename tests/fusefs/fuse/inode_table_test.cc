@@ -107,6 +107,51 @@ TEST(InodeTable, ConcurrentLookupsAndForgets) {
   EXPECT_EQ(t.size(), 1u);
 }
 
+TEST(InodeTable, ChildFormsMatchWholePaths) {
+  InodeTable t;
+  EXPECT_EQ(t.PeekChild("", "fragments"), t.Peek("fragments"));
+  EXPECT_EQ(t.PeekChild("history/2023-11-14T22:13:20.000Z", "data.csv"),
+            t.Peek("history/2023-11-14T22:13:20.000Z/data.csv"));
+  EXPECT_EQ(InodeTable::HashPath("a/b"), t.PeekChild("a", "b"));
+  const uint64_t a = t.LookupChild("fragments", "f1", true);
+  EXPECT_EQ(t.Get(a)->path, "fragments/f1");
+  EXPECT_TRUE(t.Get(a)->immutable);
+  EXPECT_EQ(t.Lookup("fragments/f1", false), a);  // the same node, counted twice
+  t.Forget(a, 1);
+  ASSERT_TRUE(t.Get(a));
+  t.Forget(a, 1);
+  EXPECT_FALSE(t.Get(a));
+  // A path equal in length and hash bucket but not in bytes is another node.
+  EXPECT_NE(t.LookupChild("fragments", "f2", false), t.LookupChild("fragmentx", "f2", false));
+}
+
+TEST(InodeTable, ChildFormsWithCollisions) {
+  InodeTable t(&Collide);
+  EXPECT_EQ(t.LookupChild("d", "a", false), 7u);
+  EXPECT_EQ(t.LookupChild("d", "b", false), 8u);  // displaced
+  EXPECT_EQ(t.PeekChild("d", "b"), 8u);
+  EXPECT_EQ(t.Peek("d/b"), 8u);
+  EXPECT_EQ(t.PeekChild("d", "c"), 9u);
+  EXPECT_EQ(t.Get(8)->path, "d/b");
+  // d/b keeps 8 after d/a goes; d/a comes back home; then d/b goes and its
+  // number is free again.
+  t.Forget(7, 1);
+  EXPECT_EQ(t.PeekChild("d", "b"), 8u);
+  EXPECT_EQ(t.LookupChild("d", "a", false), 7u);
+  t.Forget(8, 1);
+  EXPECT_FALSE(t.Get(8));
+  EXPECT_EQ(t.PeekChild("d", "c"), 8u);
+  EXPECT_EQ(t.Lookup("d/c", false), 8u);
+  EXPECT_EQ(t.size(), 3u);
+}
+
+TEST(InodeTable, RootByChildParts) {
+  InodeTable t;
+  EXPECT_EQ(t.Peek(""), InodeTable::kRootIno);
+  EXPECT_EQ(t.Lookup("", true), InodeTable::kRootIno);
+  EXPECT_EQ(t.size(), 1u);
+}
+
 TEST(Paths, ChildAndParent) {
   EXPECT_EQ(ChildPath("", "a"), "a");
   EXPECT_EQ(ChildPath("a/b", "c"), "a/b/c");
