@@ -297,12 +297,14 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::FromFooter(
     const std::map<std::string, std::shared_ptr<const ArraySchema>>& schemas,
     const EncryptionKey* key, const Limits& limits) {
   const uint32_t name_version = name.ImpliedFormatVersion();
-  const std::string where = fmt::format("consolidated footer of {}", fragment_dir);
+  // Messages only: built on failure, not once per fragment of an open.
+  auto where = [&] { return fmt::format("consolidated footer of {}", fragment_dir); };
   if (!HasFragmentFooter(name_version)) {
     return Error::InvalidArgument(
-        fmt::format("{}: format {} fragments have no footer", where, name_version));
+        fmt::format("{}: format {} fragments have no footer", where(), name_version));
   }
-  ASSIGN_OR_RETURN_CTX(FooterPrefix prefix, PeekFragmentFooter(footer, footer_file_offset), where);
+  ASSIGN_OR_RETURN_CTX(FooterPrefix prefix, PeekFragmentFooter(footer, footer_file_offset),
+                       where());
   std::shared_ptr<FragmentMetadata> m(new FragmentMetadata());
   m->storage_ = std::move(storage);
   m->dir_ = fragment_dir;
@@ -310,12 +312,17 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::FromFooter(
   m->key_ = key;
   m->limits_ = limits;
   m->has_consolidated_footer_ = true;
-  ASSIGN_OR_RETURN(m->schema_, FindSchema(schemas, prefix.array_schema_name, where));
+  if (auto found = schemas.find(prefix.array_schema_name);
+      found != schemas.end() && found->second != nullptr) {
+    m->schema_ = found->second;
+  } else {
+    ASSIGN_OR_RETURN(m->schema_, FindSchema(schemas, prefix.array_schema_name, where()));
+  }
   uint64_t consumed = 0;
   ASSIGN_OR_RETURN_CTX(
       m->footer_,
       ParseFragmentFooterFields(footer, footer_file_offset, *m->schema_, name_version, &consumed),
-      where);
+      where());
   TRY(m->Init());
   return m;
 }
@@ -366,23 +373,24 @@ FragmentMetadata::Lazy& FragmentMetadata::Slots() const {
 }
 
 Status FragmentMetadata::Init() {
-  const std::string meta = metadata_file();
+  // Messages only (an open of many fragments builds none).
+  auto meta = [this] { return metadata_file(); };
   const ArraySchema& s = *schema_;
   if (footer_.dense && !footer_.null_non_empty_domain) {
-    ASSIGN_OR_RETURN_CTX(grid_, ComputeDenseTileGrid(s, footer_.non_empty_domain), meta);
+    ASSIGN_OR_RETURN_CTX(grid_, ComputeDenseTileGrid(s, footer_.non_empty_domain), meta());
     uint64_t cells = 0;
     if (MulOverflow(grid_.tile_num, grid_.cells_per_tile, &cells)) {
-      return Error::Corrupt(fmt::format("{}: dense fragment cell count overflows", meta));
+      return Error::Corrupt(fmt::format("{}: dense fragment cell count overflows", meta()));
     }
   } else if (!footer_.dense && footer_.sparse_tile_num > 0) {
     uint64_t cells = 0;
     if (MulOverflow(footer_.sparse_tile_num - 1, s.capacity, &cells) ||
         AddOverflow(cells, footer_.last_tile_cell_num, &cells)) {
-      return Error::Corrupt(fmt::format("{}: sparse fragment cell count overflows", meta));
+      return Error::Corrupt(fmt::format("{}: sparse fragment cell count overflows", meta()));
     }
     if (footer_.last_tile_cell_num > s.capacity && s.capacity != 0) {
       return Error::Corrupt(fmt::format("{}: last tile holds {} cells, more than the capacity {}",
-                                        meta, footer_.last_tile_cell_num, s.capacity));
+                                        meta(), footer_.last_tile_cell_num, s.capacity));
     }
   }
   // The slots (Slots()) are made on first use: an open of many fragments
