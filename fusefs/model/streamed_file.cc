@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "core/read/parallel.h"
 #include "fusefs/render/csv.h"
@@ -102,7 +103,9 @@ class StreamedFile final : public OpenFile {
  public:
   StreamedFile(std::shared_ptr<const StreamLayout> layout,
                std::shared_ptr<const CellRenderer> renderer)
-      : layout_(std::move(layout)), renderer_(std::move(renderer)) {}
+      : layout_(std::move(layout)), renderer_(std::move(renderer)) {
+    workers_ = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, kMaxWorkers);
+  }
 
   uint64_t size() const override { return layout_->size(); }
 
@@ -127,54 +130,91 @@ class StreamedFile final : public OpenFile {
   }
 
  private:
-  // The last pieces rendered, in buffers reused from piece to piece (no
-  // fresh memory per read). Two: a sequential reader's request usually ends
-  // inside the piece where the next one starts.
+  // Pieces rendered ahead of a sequential reader: up to this many bytes (a
+  // window of pieces, at least one) ...
+  static constexpr uint64_t kAheadBytes = uint64_t{4} << 20;
+  // ... and this many pieces, rendered by up to kMaxWorkers threads.
+  static constexpr uint64_t kMaxAhead = 64;
+  static constexpr unsigned kMaxWorkers = 4;
+
   struct Slot {
-    uint64_t piece = UINT64_MAX;
-    uint64_t used = 0;
+    core::Status status = core::Ok();
     std::string text;
   };
 
-  // Piece j's bytes, valid until the next call (mu_ held).
+  // Piece j's bytes, valid until the next call (mu_ held). The window holds
+  // the pieces [first_, first_ + count_) rendered last, in buffers reused
+  // from window to window (no fresh memory per read). A miss just past the
+  // window (a sequential reader) renders a window twice as long as the last
+  // one, up to kAheadBytes, its pieces split in contiguous runs over every
+  // core (each worker with its own read state: the tiles a run needs are
+  // decoded once, into the shared cache, by the first worker to reach
+  // them); any other miss renders that piece alone.
   Result<const std::string*> Piece(uint64_t j) {
-    ++clock_;
-    for (Slot& s : slots_) {
-      if (s.piece == j) {
-        s.used = clock_;
-        return &s.text;
+    const StreamLayout& l = *layout_;
+    if (j < first_ || j - first_ >= count_) {
+      uint64_t want = 1;
+      if (count_ > 0 && j == first_ + count_) want = std::min(2 * count_, kMaxAhead);
+      uint64_t n = 1, bytes = l.starts[j + 1] - l.starts[j];
+      while (n < want && j + n < l.pieces()) {
+        bytes += l.starts[j + n + 1] - l.starts[j + n];
+        if (bytes > kAheadBytes) break;
+        ++n;
       }
+      Render(j, n);
     }
-    Slot& s = slots_[0].used <= slots_[1].used ? slots_[0] : slots_[1];
+    Slot& s = window_[j - first_];
+    TRY(s.status);
+    return &s.text;
+  }
+
+  // Renders pieces [j, j + n) into the window.
+  void Render(uint64_t j, uint64_t n) {
+    if (window_.size() < n) window_.resize(n);
+    first_ = j;
+    count_ = n;
+    const uint64_t workers = std::min<uint64_t>(workers_, n);
+    auto run = [&](size_t w) {
+      // Worker w's contiguous run of the pieces.
+      for (uint64_t k = n * w / workers; k < n * (w + 1) / workers; ++k) {
+        window_[k].status = RenderPiece(j + k, window_[k].text, &states_[w]);
+      }
+    };
+    if (workers == 1) {
+      run(0);
+    } else {
+      core::ParallelFor(workers, run, static_cast<unsigned>(workers));
+    }
+  }
+
+  core::Status RenderPiece(uint64_t j, std::string& text, core::ReadState* state) const {
     const StreamLayout& l = *layout_;
     const uint64_t first = j * l.piece_cells;
     const uint64_t count = std::min(l.piece_cells, l.cells - first);
     const uint64_t expected = l.starts[j + 1] - l.starts[j];
-    s.piece = UINT64_MAX;
-    s.text.clear();
+    text.clear();
     // Give back the room a much larger piece needed.
-    if (s.text.capacity() > (uint64_t{4} << 20) && s.text.capacity() > 4 * expected) {
-      s.text.shrink_to_fit();
+    if (text.capacity() > (uint64_t{4} << 20) && text.capacity() > 4 * expected) {
+      text.shrink_to_fit();
     }
     // Room for the piece and for the widest value a renderer reserves at
     // its end, so that the buffer does not reallocate.
-    s.text.reserve(expected + 64);
-    TRY(renderer_->Render(first, count, s.text, &state_));
-    if (s.text.size() != expected) {
+    text.reserve(expected + 64);
+    TRY(renderer_->Render(first, count, text, state));
+    if (text.size() != expected) {
       return Error::Corrupt(fmt::format("cells [{}, +{}) rendered to {} bytes, layout says {}",
-                                        first, count, s.text.size(), expected));
+                                        first, count, text.size(), expected));
     }
-    s.piece = j;
-    s.used = clock_;
-    return &s.text;
+    return core::Ok();
   }
 
   std::shared_ptr<const StreamLayout> layout_;
   std::shared_ptr<const CellRenderer> renderer_;
   std::mutex mu_;
-  Slot slots_[2];
-  uint64_t clock_ = 0;
-  core::ReadState state_;  // the tiles this file's reads keep
+  unsigned workers_ = 1;
+  std::vector<Slot> window_;
+  uint64_t first_ = 0, count_ = 0;
+  core::ReadState states_[kMaxWorkers];  // the tiles each worker's reads keep
 };
 
 class FieldRangeFile final : public OpenFile {

@@ -69,12 +69,13 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
                                                std::string trailer, uint64_t cells,
                                                uint64_t piece_cells, uint64_t batch_cells);
 
-// The open file over a layout: a read renders the pieces it covers; the
-// last two pieces rendered are kept in buffers reused from read to read, so
-// that sequential reads render each piece once and allocate nothing, and an
-// open file holds at most two pieces. A piece that does not render to the
-// size its layout says is kCorrupt (a renderer that is not deterministic):
-// never silently wrong bytes. Reads of one file are serialised.
+// The open file over a layout: a read renders the pieces it covers. The
+// pieces rendered last are kept in buffers reused from read to read, so
+// that sequential reads render each piece once and allocate nothing: a
+// sequential reader's pieces are rendered ahead, in windows that double up
+// to 4 MiB (or one piece), split over every core; a seek renders one piece. A piece that does not
+// render to the size its layout says is kCorrupt (a renderer that is not deterministic): never
+// silently wrong bytes. Reads of one file are serialised.
 std::unique_ptr<OpenFile> MakeStreamedFile(std::shared_ptr<const StreamLayout> layout,
                                            std::shared_ptr<const CellRenderer> renderer);
 

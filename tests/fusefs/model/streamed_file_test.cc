@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -339,6 +340,86 @@ TEST(StreamedFileTest, LayoutFailsOnAnyBatchError) {
     EXPECT_EQ(good->size(), 36u);
     EXPECT_EQ(good->pieces(), 18u);
   }
+}
+
+// Counts the renders of each piece; a render of cell `broken_from_` fails
+// once the flag is set (after the layout pass).
+class CountingRenderer final : public CellRenderer {
+ public:
+  explicit CountingRenderer(uint64_t cells) : renders_(cells) {}
+  core::Status Render(uint64_t first, uint64_t count, std::string& out,
+                      core::ReadState*) const override {
+    if (broken_ && first <= broken_from_ && broken_from_ - first < count) {
+      return core::Error::Corrupt(fmt::format("cell {} broken", broken_from_));
+    }
+    ++renders_[first];
+    for (uint64_t i = first; i < first + count; ++i) out += std::to_string(i) + ",";
+    return core::Ok();
+  }
+  mutable std::vector<std::atomic<int>> renders_;  // by the piece's first cell
+  std::atomic<bool> broken_{false};
+  uint64_t broken_from_ = UINT64_MAX;
+};
+
+// A sequential reader's pieces are rendered ahead, in windows split over
+// the cores: each piece once, whatever the size of the reads; a seek
+// renders the piece it lands in.
+TEST(StreamedFileTest, SequentialReadsRenderEachPieceOnce) {
+  constexpr uint64_t kCells = 3000, kPiece = 3;
+  auto renderer = std::make_shared<CountingRenderer>(kCells);
+  auto layout = ComputeStreamLayout(*renderer, "H\n", "T", kCells, kPiece, 64);
+  ASSERT_TRUE(layout.ok());
+  std::string want = "H\n";
+  for (uint64_t i = 0; i < kCells; ++i) want += std::to_string(i) + ",";
+  want += "T";
+  ASSERT_EQ(layout->size(), want.size());
+  for (auto& r : renderer->renders_) r = 0;
+  auto f = MakeStreamedFile(std::make_shared<const StreamLayout>(*layout), renderer);
+  std::string got;
+  for (uint64_t at = 0; at < want.size(); at += 5) got += Read(*f, at, 5);
+  EXPECT_EQ(got, want);
+  for (uint64_t first = 0; first < kCells; first += kPiece) {
+    ASSERT_EQ(renderer->renders_[first].load(), 1) << "piece at cell " << first;
+  }
+  // A seek far back: that piece again, alone; reading on renders ahead.
+  EXPECT_EQ(Read(*f, 2, 4), want.substr(2, 4));
+  EXPECT_EQ(renderer->renders_[0].load(), 2);
+  EXPECT_EQ(renderer->renders_[kPiece].load(), 1);
+  EXPECT_EQ(Read(*f, 2, 100), want.substr(2, 100));
+  EXPECT_EQ(renderer->renders_[kPiece].load(), 2);
+}
+
+// A piece that fails in a window rendered ahead fails the read that needs
+// it, not the reads of the pieces before it.
+TEST(StreamedFileTest, ErrorInAWindowFailsOnlyItsPiece) {
+  constexpr uint64_t kCells = 600, kPiece = 2;
+  auto renderer = std::make_shared<CountingRenderer>(kCells);
+  auto layout = ComputeStreamLayout(*renderer, "", "", kCells, kPiece, 64);
+  ASSERT_TRUE(layout.ok());
+  renderer->broken_from_ = 301;  // cell 301: piece 150, [300, 302)
+  renderer->broken_ = true;
+  auto f = MakeStreamedFile(std::make_shared<const StreamLayout>(*layout), renderer);
+  const uint64_t good = layout->starts[150];
+  std::string got;
+  uint8_t buf[7];
+  uint64_t at = 0;
+  core::Result<size_t> n = size_t{0};
+  while (true) {
+    n = f->Read(at, buf);
+    if (!n.ok() || *n == 0) break;
+    at += *n;
+  }
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.error().code(), core::ErrorCode::kCorrupt);
+  EXPECT_NE(n.error().message().find("cell 301 broken"), std::string::npos);
+  EXPECT_GE(at + sizeof(buf), good);
+  EXPECT_LE(at, good);
+  // Reads before the broken piece still work, after it too.
+  std::string before = Read(*f, 0, good);
+  EXPECT_EQ(before.size(), good);
+  EXPECT_EQ(before.substr(0, 8), "0,1,2,3,");
+  const uint64_t after = layout->starts[151];
+  EXPECT_EQ(Read(*f, after, 8), "302,303,");
 }
 
 TEST(StreamedFileTest, PieceCellsGrowOnlyForHugeViews) {
