@@ -1,10 +1,13 @@
 #include "core/read/sparse_order.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
+#include <thread>
 
 #include "core/read/coords.h"
+#include "core/read/parallel.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -193,7 +196,7 @@ void RadixSortKeys(std::vector<uint64_t>& values, int lo, int hi) {
   std::vector<uint64_t> scratch;
   if (width <= 11 || n < (size_t{1} << 16)) return RadixSortBits(values, lo, hi, scratch);
   // In place by the top digit (no copy of the whole array), then each
-  // bucket on the rest with a scratch the size of the largest bucket.
+  // bucket on the rest.
   const int top = 11;
   const int at = hi - top;
   const size_t buckets = size_t{1} << top;
@@ -215,14 +218,19 @@ void RadixSortKeys(std::vector<uint64_t>& values, int lo, int hi) {
       a[next[b]++] = v;
     }
   }
-  std::vector<uint64_t> bucket;
-  for (size_t b = 0; b < buckets; ++b) {
-    const size_t from = first[b], to = first[b + 1];
-    if (to - from < 2) continue;
-    bucket.assign(a + from, a + to);
-    RadixSortBits(bucket, lo, at, scratch);
-    std::copy(bucket.begin(), bucket.end(), a + from);
-  }
+  // The buckets are disjoint: sorted on every core, each worker taking the
+  // next bucket with buffers of its own.
+  std::atomic<size_t> next_bucket{0};
+  ParallelFor(std::max(1u, std::thread::hardware_concurrency()), [&](size_t) {
+    std::vector<uint64_t> bucket, bucket_scratch;
+    for (size_t b = next_bucket++; b < buckets; b = next_bucket++) {
+      const size_t from = first[b], to = first[b + 1];
+      if (to - from < 2) continue;
+      bucket.assign(a + from, a + to);
+      RadixSortBits(bucket, lo, at, bucket_scratch);
+      std::copy(bucket.begin(), bucket.end(), a + from);
+    }
+  });
 }
 
 void SortPackedCells(const OrderInput& in, const KeyPacking& k, std::vector<uint64_t>& cells) {
