@@ -146,10 +146,10 @@ class StreamedFile final : public OpenFile {
   // the pieces [first_, first_ + count_) rendered last, in buffers reused
   // from window to window (no fresh memory per read). A miss just past the
   // window (a sequential reader) renders a window twice as long as the last
-  // one, up to kAheadBytes, its pieces split in contiguous runs over every
-  // core (each worker with its own read state: the tiles a run needs are
-  // decoded once, into the shared cache, by the first worker to reach
-  // them); any other miss renders that piece alone.
+  // one, up to kAheadBytes, its pieces rendered on every core (each worker
+  // with its own read state: the tiles a run needs are decoded once, into
+  // the shared cache, by the first worker to reach them); any other miss
+  // renders that piece alone.
   Result<const std::string*> Piece(uint64_t j) {
     const StreamLayout& l = *layout_;
     if (j < first_ || j - first_ >= count_) {
@@ -174,9 +174,20 @@ class StreamedFile final : public OpenFile {
     first_ = j;
     count_ = n;
     const uint64_t workers = std::min<uint64_t>(workers_, n);
+    // The caller (worker 0) takes pieces from the front, the helpers from
+    // the back, each the next one not taken: the runs stay contiguous, and
+    // a helper that starts late or is descheduled on a busy machine holds
+    // up the window by at most the one piece it is rendering.
+    std::mutex claim_mu;
+    uint64_t front = 0, back = n;  // pieces [front, back) not taken yet
     auto run = [&](size_t w) {
-      // Worker w's contiguous run of the pieces.
-      for (uint64_t k = n * w / workers; k < n * (w + 1) / workers; ++k) {
+      while (true) {
+        uint64_t k;
+        {
+          std::lock_guard<std::mutex> lock(claim_mu);
+          if (front >= back) return;
+          k = w == 0 ? front++ : --back;
+        }
         window_[k].status = RenderPiece(j + k, window_[k].text, &states_[w]);
       }
     };
