@@ -691,6 +691,14 @@ Result<std::vector<DirEntryAttr>> ArrayTree::List(const std::string& path) {
     return out;
   }
   out.reserve(names.size());
+  // A child of this scope: its times and whether it can change.
+  auto child = [&](NodeType type) {
+    NodeAttr a;
+    a.type = type;
+    a.mtime_ms = scope->mtime_ms;
+    a.immutable = scope->immutable;
+    return a;
+  };
   for (const auto& n : names) {
     if (rest.empty() && IsDirName(n)) {
       // The folders of a view's top are in this scope (history/ has its
@@ -702,17 +710,10 @@ Result<std::vector<DirEntryAttr>> ArrayTree::List(const std::string& path) {
         out.push_back({n, a});
         continue;
       }
-      NodeAttr a;
-      a.type = NodeType::kDirectory;
-      a.mtime_ms = scope->mtime_ms;
-      a.immutable = scope->immutable;
-      out.push_back({n, a});
+      out.push_back({n, child(NodeType::kDirectory)});
       continue;
     }
-    NodeAttr a;
-    a.type = NodeType::kFile;
-    a.mtime_ms = scope->mtime_ms;
-    a.immutable = scope->immutable;
+    NodeAttr a = child(NodeType::kFile);
     a.sized = false;
     out.push_back({n, a});
   }
