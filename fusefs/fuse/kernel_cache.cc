@@ -16,11 +16,10 @@ KernelCache::OpenMode KernelCache::Open(uint64_t ino, uint64_t snapshot, uint64_
     s.snapshot = snapshot;
     s.size = size;
   }
+  // Once told to drop it, the kernel asks again and gets s.size (ReportSize)
+  // for as long as cached opens are held.
+  mode.invalidate_size = s.cached_opens == 0;
   ++s.cached_opens;
-  mode.invalidate_size = !(s.reported && s.reported_size == s.size);
-  // Once told to drop it, the kernel asks again and gets s.size.
-  s.reported = true;
-  s.reported_size = s.size;
   return mode;
 }
 
@@ -33,11 +32,8 @@ void KernelCache::Release(uint64_t ino, bool cached) {
 
 uint64_t KernelCache::ReportSize(uint64_t ino, uint64_t current) {
   std::lock_guard lock(mu_);
-  State& s = states_[ino];
-  const uint64_t size = s.cached_opens > 0 ? s.size : current;
-  s.reported = true;
-  s.reported_size = size;
-  return size;
+  auto it = states_.find(ino);
+  return it != states_.end() && it->second.cached_opens > 0 ? it->second.size : current;
 }
 
 void KernelCache::Drop(uint64_t ino) {

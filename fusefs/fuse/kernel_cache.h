@@ -7,9 +7,12 @@
 //
 // - The first open of an inode (no other cached open) makes its snapshot the
 //   inode's: cached reads (page cache, mmap), the pages kept only if they
-//   are of the same snapshot (keep_cache), and the kernel told to drop its
-//   size when the size it was last given differs (the open would otherwise
-//   read up to the old size for as long as the attribute timeout).
+//   are of the same snapshot (keep_cache), and the kernel always told to
+//   drop its size (the open would otherwise read up to an old size for as
+//   long as the attribute timeout). Always, because which size the kernel
+//   holds cannot be known here: it drops an attribute reply that raced
+//   another one for the same inode (its attr_version check), and keeps the
+//   size of whichever reply won.
 // - Later opens of the same snapshot share the page cache.
 // - An open of another snapshot while the inode's is open reads with
 //   direct_io: straight from its own snapshot, never through the pages.
@@ -31,7 +34,7 @@ class KernelCache {
   struct OpenMode {
     bool cached = true;            // false: direct_io
     bool keep_cache = false;       // the kernel's pages are of this snapshot
-    bool invalidate_size = false;  // the kernel's size is not this snapshot's
+    bool invalidate_size = false;  // the kernel must ask for the size again
   };
 
   // An open of `ino` on snapshot `snapshot` (0: unknown, never shared) of
@@ -39,8 +42,7 @@ class KernelCache {
   OpenMode Open(uint64_t ino, uint64_t snapshot, uint64_t size);
   void Release(uint64_t ino, bool cached);
 
-  // The size to give the kernel for `ino`, whose current size is `current`;
-  // remembered as the size the kernel holds.
+  // The size to give the kernel for `ino`, whose current size is `current`.
   uint64_t ReportSize(uint64_t ino, uint64_t current);
 
   // Forgets `ino` (the kernel dropped it) unless opens are held.
@@ -53,8 +55,6 @@ class KernelCache {
     uint64_t snapshot = 0;  // of the pages; 0: unknown
     uint64_t size = 0;      // of `snapshot`
     uint64_t cached_opens = 0;
-    bool reported = false;  // reported_size is what the kernel holds
-    uint64_t reported_size = 0;
   };
 
   mutable std::mutex mu_;
