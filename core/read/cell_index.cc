@@ -8,6 +8,8 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <span>
 #include <unordered_set>
 
 #include "core/read/coords.h"
@@ -298,6 +300,54 @@ Result<std::vector<DecodedTile>> ReadCoordTiles(const FragmentMetadata& frag, ui
     out.push_back(std::move(dt));
   }
   return out;
+}
+
+// ReadCoordTiles of many tiles, the small tile files of all of them read
+// together (ReadTiles). Result i is ReadCoordTiles's for tiles[i].
+std::vector<Result<std::vector<DecodedTile>>> ReadCoordTileBatch(
+    const ViewInputs& in, std::span<const std::pair<uint32_t, uint64_t>> tiles, size_t dims) {
+  std::vector<TileRequest> requests;
+  std::vector<size_t> zipped;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    const FragmentMetadata& frag = *in.fragments[tiles[i].first];
+    if (!frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
+        frag.FieldIndex(FieldRef::Dimension(0)) < 0) {
+      zipped.push_back(i);
+      continue;
+    }
+    for (size_t d = 0; d < dims; ++d) {
+      requests.push_back({&frag, FieldRef::Dimension(static_cast<uint32_t>(d)), tiles[i].second});
+    }
+  }
+  std::vector<Result<DecodedTile>> got = ReadTiles(requests, in.encrypted);
+  std::vector<std::optional<Result<std::vector<DecodedTile>>>> out(tiles.size());
+  ParallelFor(zipped.size(), [&](size_t k) {
+    const auto& [fi, t] = tiles[zipped[k]];
+    out[zipped[k]] = ReadCoordTiles(*in.fragments[fi], t, dims, in.encrypted);
+  });
+  size_t r = 0;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    if (out[i]) continue;
+    std::vector<DecodedTile> per_dim;
+    std::optional<Error> failed;
+    for (size_t d = 0; d < dims; ++d, ++r) {
+      if (failed) continue;
+      if (!got[r].ok()) {
+        failed = got[r].error();
+      } else {
+        per_dim.push_back(std::move(got[r]).value());
+      }
+    }
+    if (failed) {
+      out[i] = *failed;
+    } else {
+      out[i] = std::move(per_dim);
+    }
+  }
+  std::vector<Result<std::vector<DecodedTile>>> results;
+  results.reserve(tiles.size());
+  for (auto& o : out) results.push_back(std::move(*o));
+  return results;
 }
 
 // Tile `t`'s per-cell timestamps (into *stamps, when the fragment has them)
@@ -614,9 +664,10 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
   std::vector<uint64_t> cells;
   cells.reserve(total_cells);
   std::vector<std::vector<DecodedTile>> stamps(in.fragments.size());
-  // Coordinate tiles are read ahead on every core, a window at a time (at
-  // most 256 tiles or about 32 MiB of coordinates): a view of many small
-  // fragments would otherwise open and read their files one after another.
+  // Coordinate tiles are read a window at a time (at most 256 tiles or
+  // about 32 MiB of coordinates), their small files together and decoded on
+  // every core (ReadTiles): a view of many small fragments would otherwise
+  // open and read its files one after another.
   std::vector<std::optional<Result<std::vector<DecodedTile>>>> window;
   size_t window_first = 0;
   auto read_window = [&](size_t from) {
@@ -628,12 +679,12 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
       const OrderTile& ot = order.tiles[to++];
       bytes += in.fragments[ot.fragment]->TileCellNum(ot.tile) * dims * 8;
     }
-    window.assign(to - from, std::nullopt);
+    std::vector<std::pair<uint32_t, uint64_t>> tiles;
+    for (size_t i = from; i < to; ++i)
+      tiles.emplace_back(order.tiles[i].fragment, order.tiles[i].tile);
+    window.clear();
+    for (auto& r : ReadCoordTileBatch(in, tiles, dims)) window.emplace_back(std::move(r));
     window_first = from;
-    ParallelFor(to - from, [&](size_t i) {
-      const OrderTile& ot = order.tiles[from + i];
-      window[i] = ReadCoordTiles(*in.fragments[ot.fragment], ot.tile, dims, in.encrypted);
-    });
   };
   size_t gt = 0;
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
@@ -825,31 +876,55 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
     if (missing.size() >= 256) break;
   }
   if (missing.size() < 2) return {};
-  HeldTiles ahead(missing.size());
   // Tiles of a field have about the same size: stop at the limit (the
   // gather holds them until it ends; the rest it decodes one at a time).
   // A quarter of the budget covers a row of tiles that a piece of a
   // row-major file crosses (32 tiles of 1 MiB in the benchmark's dense1,
   // with the default 128 MiB of tiles).
-  std::atomic<uint64_t> decoded_bytes{0};
   const uint64_t limit = cache.budget_bytes() / 4;
-  ParallelFor(missing.size(), [&](size_t k) {
-    if (decoded_bytes.load() >= limit) return;
-    const Missing& m = missing[k];
+  uint64_t bytes = 0;
+  std::vector<TileKey> keys;
+  std::vector<std::shared_ptr<FragmentMetadata>> frags;
+  std::vector<TileRequest> requests;
+  for (const Missing& m : missing) {
+    if (bytes >= limit) break;
     // Being decoded ahead (or by another reader): the gather waits for it.
-    if (!cache.BeginDecode(m.key)) return;
+    if (!cache.BeginDecode(m.key)) continue;
     const FragmentMetadata& frag = *in.fragments[m.fragment];
-    std::shared_ptr<const DecodedTile> tile;
-    try {
-      auto t = ReadTile(frag, FieldRef::Attribute(field[m.fragment]), m.key.tile, in.encrypted);
-      if (t.ok()) tile = std::make_shared<const DecodedTile>(std::move(t).value());
-    } catch (...) {
-      // Out of memory: left for the gather, which reports it.
+    const FieldRef f = FieldRef::Attribute(field[m.fragment]);
+    const FieldShape shape = ShapeOf(frag, f);
+    const uint64_t cells = frag.TileCellNum(m.key.tile);
+    uint64_t size = 0;
+    if (MulOverflow(cells, shape.cell_size() + (shape.nullable ? 1 : 0), &size)) size = limit;
+    if (shape.var()) {
+      auto sizes = frag.TileVarSizes(f);
+      if (sizes.ok() && m.key.tile < (*sizes)->size()) size += (**sizes)[m.key.tile];
     }
-    if (tile) decoded_bytes += TileCache::SizeOf(*tile);
-    tile = cache.EndDecode(m.key, std::move(tile), in.fragments[m.fragment]);
-    if (tile) ahead[k] = {m.key, std::move(tile)};
-  });
+    bytes += size;
+    keys.push_back(m.key);
+    frags.push_back(in.fragments[m.fragment]);
+    requests.push_back({&frag, f, m.key.tile});
+  }
+  // The small tile files of all of them read together, then decoded on
+  // every core (ReadTiles). Errors are left for the gather.
+  std::vector<Result<DecodedTile>> got;
+  try {
+    got = ReadTiles(requests, in.encrypted);
+  } catch (...) {
+    // Out of memory: left for the gather, which reports it.
+  }
+  HeldTiles ahead(keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) {
+    std::shared_ptr<const DecodedTile> tile;
+    if (k < got.size() && got[k].ok()) {
+      try {
+        tile = std::make_shared<const DecodedTile>(std::move(got[k]).value());
+      } catch (...) {
+      }
+    }
+    tile = cache.EndDecode(keys[k], std::move(tile), frags[k]);
+    if (tile) ahead[k] = {keys[k], std::move(tile)};
+  }
   return ahead;
 }
 

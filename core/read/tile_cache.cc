@@ -105,33 +105,57 @@ bool TileCache::DecodeAhead(AheadTile tile) {
 }
 
 void TileCache::AheadWorker() {
+  // Small tiles (fragments of a few cells) are taken many at a time, so
+  // that their files are read together (ReadTiles); a big one alone.
+  constexpr size_t kBatchTiles = 64;
+  constexpr uint64_t kSmallTileBytes = uint64_t{256} << 10;
+  std::vector<AheadTile> batch;
+  std::vector<TileRequest> requests;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     ahead_ready_.wait(lock, [&] { return stopping_ || !ahead_queue_.empty(); });
     if (stopping_) return;
-    AheadTile job = std::move(ahead_queue_.front());
-    ahead_queue_.pop_front();
-    ahead_bytes_ -= std::min(ahead_bytes_, job.bytes);
-    // Read already, or being decoded by a reader: nothing to do.
-    if (map_.count(job.key) != 0 || !decoding_.insert(job.key).second) {
+    batch.clear();
+    while (!ahead_queue_.empty() && batch.size() < kBatchTiles &&
+           (batch.empty() || (ahead_queue_.front().bytes <= kSmallTileBytes &&
+                              ahead_queue_.front().encrypted == batch.front().encrypted))) {
+      AheadTile job = std::move(ahead_queue_.front());
+      ahead_queue_.pop_front();
+      ahead_bytes_ -= std::min(ahead_bytes_, job.bytes);
+      // Read already, or being decoded by a reader: nothing to do.
+      if (map_.count(job.key) != 0 || !decoding_.insert(job.key).second) continue;
+      const bool big = job.bytes > kSmallTileBytes;
+      batch.push_back(std::move(job));
+      if (big) break;
+    }
+    if (batch.empty()) {
       decoded_.notify_all();  // WaitForAhead
       continue;
     }
-    ++ahead_running_;
+    ahead_running_ += batch.size();
     lock.unlock();
     // A failed decode is left for the reader, which decodes the tile again
     // and reports the error.
-    std::shared_ptr<const DecodedTile> tile;
+    std::vector<std::shared_ptr<const DecodedTile>> tiles(batch.size());
     try {
-      auto t = ReadTile(*job.fragment, job.field, job.key.tile, job.encrypted);
-      if (t.ok()) tile = std::make_shared<const DecodedTile>(std::move(t).value());
+      requests.clear();
+      for (const AheadTile& job : batch)
+        requests.push_back({job.fragment.get(), job.field, job.key.tile});
+      // One thread: there is a worker per core already.
+      std::vector<Result<DecodedTile>> got = ReadTiles(requests, batch.front().encrypted, 1);
+      for (size_t k = 0; k < got.size(); ++k) {
+        if (got[k].ok()) tiles[k] = std::make_shared<const DecodedTile>(std::move(got[k]).value());
+      }
     } catch (...) {
       // Out of memory: the reader will try again and report it.
     }
     lock.lock();
-    --ahead_running_;
-    decoding_.erase(job.key);
-    if (tile) PutLocked(job.key, std::move(tile), std::move(job.fragment), true);
+    ahead_running_ -= batch.size();
+    for (size_t k = 0; k < batch.size(); ++k) {
+      decoding_.erase(batch[k].key);
+      if (tiles[k])
+        PutLocked(batch[k].key, std::move(tiles[k]), std::move(batch[k].fragment), true);
+    }
     decoded_.notify_all();
   }
 }

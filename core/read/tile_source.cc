@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
+
+#include "core/read/parallel.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -74,24 +78,76 @@ FieldShape ShapeOf(const FragmentMetadata& fragment, FieldRef field) {
   return s;
 }
 
-Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
-                             bool encrypted) {
+namespace {
+
+// Where the bytes of a tile of a field are: its fixed part (the offsets of a
+// var field), its values (var fields) and its validity (nullable fields).
+struct TileRange {
+  std::string file;
+  FragmentMetadata::TileLocation loc;
+};
+struct TileFiles {
+  FieldShape shape;
+  TileRange fixed;
+  std::optional<TileRange> var;
+  uint64_t var_size = 0;  // the values' size unfiltered, where the fragment says it
+  std::optional<TileRange> validity;
+};
+
+Result<TileFiles> LocateTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile) {
   if (tile >= fragment.tile_num()) {
     return Error::InvalidArgument(
         fmt::format("{}: tile {} of {}", fragment.dir(), tile, fragment.tile_num()));
   }
-  FieldShape shape = ShapeOf(fragment, field);
+  TileFiles f;
+  f.shape = ShapeOf(fragment, field);
+  f.fixed.file = fragment.DataFile(field);
+  ASSIGN_OR_RETURN(f.fixed.loc, fragment.FixedTile(field, tile));
+  if (f.shape.var()) {
+    f.var.emplace();
+    f.var->file = fragment.VarFile(field);
+    ASSIGN_OR_RETURN(f.var->loc, fragment.VarTile(field, tile));
+    auto sizes = fragment.TileVarSizes(field);
+    if (sizes.ok() && tile < (*sizes)->size()) f.var_size = (**sizes)[tile];
+  }
+  if (f.shape.nullable) {
+    f.validity.emplace();
+    f.validity->file = fragment.ValidityFile(field);
+    ASSIGN_OR_RETURN(f.validity->loc, fragment.ValidityTile(field, tile));
+  }
+  return f;
+}
+
+// The stored bytes of a tile's ranges, in the order of TileFiles.
+struct TileBytes {
+  ByteVec fixed, var, validity;
+};
+
+Result<TileBytes> ReadTileBytes(const FragmentMetadata& fragment, const TileFiles& f) {
+  TileBytes b;
+  ASSIGN_OR_RETURN(b.fixed, ReadRange(fragment, f.fixed.file, f.fixed.loc));
+  if (f.var) {
+    ASSIGN_OR_RETURN(b.var, ReadRange(fragment, f.var->file, f.var->loc));
+  }
+  if (f.validity) {
+    ASSIGN_OR_RETURN(b.validity, ReadRange(fragment, f.validity->file, f.validity->loc));
+  }
+  return b;
+}
+
+// Unfilters the stored bytes of tile `tile`.
+Result<DecodedTile> DecodeTile(const FragmentMetadata& fragment, uint64_t tile, bool encrypted,
+                               const TileFiles& f, TileBytes raw) {
+  const FieldShape& shape = f.shape;
   const ArraySchema& schema = fragment.schema();
+  const std::string& file = f.fixed.file;
+  const FragmentMetadata::TileLocation& loc = f.fixed.loc;
   DecodedTile out;
   out.cell_num = fragment.TileCellNum(tile);
-
-  std::string file = fragment.DataFile(field);
-  ASSIGN_OR_RETURN(FragmentMetadata::TileLocation loc, fragment.FixedTile(field, tile));
-  ASSIGN_OR_RETURN(ByteVec raw, ReadRange(fragment, file, loc));
   if (!shape.var()) {
     TileContext ctx =
         MakeContext(fragment, file, loc.offset, shape.type, shape.cell_size(), encrypted);
-    ASSIGN_OR_RETURN(out.fixed, UnfilterTile(*shape.filters, raw, ctx));
+    ASSIGN_OR_RETURN(out.fixed, UnfilterTile(*shape.filters, raw.fixed, ctx));
     out.cell_size = shape.cell_size();
     uint64_t want = 0;
     if (MulOverflow(out.cell_num, out.cell_size, &want) || out.fixed.size() != want) {
@@ -100,17 +156,11 @@ Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, u
                       loc.offset, out.fixed.size(), want, out.cell_num));
     }
   } else {
-    std::string var_file = fragment.VarFile(field);
-    ASSIGN_OR_RETURN(FragmentMetadata::TileLocation vloc, fragment.VarTile(field, tile));
-    ASSIGN_OR_RETURN(ByteVec vraw, ReadRange(fragment, var_file, vloc));
-    uint64_t var_size = 0;
-    auto sizes = fragment.TileVarSizes(field);
-    if (sizes.ok() && tile < (*sizes)->size()) var_size = (**sizes)[tile];
     TileContext octx = MakeContext(fragment, file, loc.offset, Datatype::kUInt64, 8, encrypted);
-    TileContext vctx = MakeContext(fragment, var_file, vloc.offset, shape.type,
+    TileContext vctx = MakeContext(fragment, f.var->file, f.var->loc.offset, shape.type,
                                    DatatypeSize(shape.type), encrypted);
-    ASSIGN_OR_RETURN(VarTile vt, UnfilterVarTile(schema.offsets_filters, raw, octx, *shape.filters,
-                                                 vraw, vctx, var_size));
+    ASSIGN_OR_RETURN(VarTile vt, UnfilterVarTile(schema.offsets_filters, raw.fixed, octx,
+                                                 *shape.filters, raw.var, vctx, f.var_size));
     if (vt.offsets.size() != out.cell_num) {
       return Error::Corrupt(fmt::format("{}: tile {} at offset {}: {} offsets for {} cells", file,
                                         tile, loc.offset, vt.offsets.size(), out.cell_num));
@@ -125,17 +175,111 @@ Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, u
     }
     out.var = std::move(vt.data);
   }
-  if (shape.nullable) {
-    std::string vfile = fragment.ValidityFile(field);
-    ASSIGN_OR_RETURN(FragmentMetadata::TileLocation vl, fragment.ValidityTile(field, tile));
-    ASSIGN_OR_RETURN(ByteVec vr, ReadRange(fragment, vfile, vl));
-    TileContext ctx = MakeContext(fragment, vfile, vl.offset, Datatype::kUInt8, 1, encrypted);
-    ASSIGN_OR_RETURN(out.validity, UnfilterTile(schema.validity_filters, vr, ctx));
+  if (f.validity) {
+    const std::string& vfile = f.validity->file;
+    TileContext ctx =
+        MakeContext(fragment, vfile, f.validity->loc.offset, Datatype::kUInt8, 1, encrypted);
+    ASSIGN_OR_RETURN(out.validity, UnfilterTile(schema.validity_filters, raw.validity, ctx));
     if (out.validity.size() != out.cell_num) {
       return Error::Corrupt(fmt::format("{}: tile {}: {} validity bytes for {} cells", vfile, tile,
                                         out.validity.size(), out.cell_num));
     }
   }
+  return out;
+}
+
+}  // namespace
+
+Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
+                             bool encrypted) {
+  ASSIGN_OR_RETURN(TileFiles f, LocateTile(fragment, field, tile));
+  ASSIGN_OR_RETURN(TileBytes raw, ReadTileBytes(fragment, f));
+  return DecodeTile(fragment, tile, encrypted, f, std::move(raw));
+}
+
+namespace {
+
+// Ranges ReadTiles reads together: small ones (the syscalls cost more than
+// the bytes), up to a total that bounds what a batch holds before decoding.
+constexpr uint64_t kBatchedRangeBytes = uint64_t{64} << 10;
+constexpr uint64_t kBatchedTotalBytes = uint64_t{16} << 20;
+
+}  // namespace
+
+std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, bool encrypted,
+                                           unsigned threads) {
+  const size_t n = tiles.size();
+  std::vector<std::optional<Result<DecodedTile>>> done(n);
+  std::vector<std::optional<TileFiles>> files(n);
+  // Per tile, per part (fixed, var, validity): the bytes read together.
+  std::vector<std::array<std::optional<Result<ByteVec>>, 3>> read(n);
+  std::vector<ReadRequest> requests;
+  std::vector<std::pair<size_t, int>> dest;  // (tile, part) of each request
+  const Storage* storage = nullptr;
+  bool one_storage = true;
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const FragmentMetadata& frag = *tiles[i].fragment;
+    auto f = LocateTile(frag, tiles[i].field, tiles[i].tile);
+    if (!f.ok()) {
+      done[i] = f.error();
+      continue;
+    }
+    files[i] = std::move(f).value();
+    if (storage == nullptr) storage = &frag.storage();
+    one_storage = one_storage && storage == &frag.storage();
+    const TileRange* parts[3] = {&files[i]->fixed, files[i]->var ? &*files[i]->var : nullptr,
+                                 files[i]->validity ? &*files[i]->validity : nullptr};
+    for (int p = 0; p < 3; ++p) {
+      if (parts[p] == nullptr || parts[p]->loc.size > kBatchedRangeBytes ||
+          total + parts[p]->loc.size > kBatchedTotalBytes) {
+        continue;
+      }
+      total += parts[p]->loc.size;
+      requests.push_back({parts[p]->file, parts[p]->loc.offset, parts[p]->loc.size});
+      dest.emplace_back(i, p);
+    }
+  }
+  if (one_storage && requests.size() >= 2) {
+    std::vector<Result<ByteVec>> got = storage->ReadMany(requests);
+    for (size_t r = 0; r < got.size(); ++r) {
+      Result<ByteVec>& g = got[r];
+      // As ReadRange: a listed tile file that is gone is an I/O error.
+      if (!g.ok() && g.error().code() == ErrorCode::kNotFound) g = Error::Io(g.error().message());
+      read[dest[r].first][dest[r].second] = std::move(g);
+    }
+  }
+  ParallelFor(
+      n,
+      [&](size_t i) {
+        if (done[i]) return;
+        const FragmentMetadata& frag = *tiles[i].fragment;
+        const TileFiles& f = *files[i];
+        try {
+          // The parts in ReadTile's order, so that the first failure is the same.
+          TileBytes b;
+          ByteVec* into[3] = {&b.fixed, &b.var, &b.validity};
+          const TileRange* parts[3] = {&f.fixed, f.var ? &*f.var : nullptr,
+                                       f.validity ? &*f.validity : nullptr};
+          for (int p = 0; p < 3; ++p) {
+            if (parts[p] == nullptr) continue;
+            Result<ByteVec> r = read[i][p] ? std::move(*read[i][p])
+                                           : ReadRange(frag, parts[p]->file, parts[p]->loc);
+            if (!r.ok()) {
+              done[i] = r.error();
+              return;
+            }
+            *into[p] = std::move(r).value();
+          }
+          done[i] = DecodeTile(frag, tiles[i].tile, encrypted, f, std::move(b));
+        } catch (const std::bad_alloc&) {
+          done[i] = Error::OutOfMemory(fmt::format("{}: tile {}", f.fixed.file, tiles[i].tile));
+        }
+      },
+      threads);
+  std::vector<Result<DecodedTile>> out;
+  out.reserve(n);
+  for (auto& d : done) out.push_back(std::move(*d));
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,21 @@ FieldShape ShapeOf(const FragmentMetadata& fragment, FieldRef field);
 // offset: kCorrupt (sizes, codec, checksum), kUnsupported, kKey, kIo.
 Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
                              bool encrypted);
+
+// One tile of ReadTiles.
+struct TileRequest {
+  const FragmentMetadata* fragment = nullptr;
+  FieldRef field;
+  uint64_t tile = 0;
+};
+
+// ReadTile of many tiles: their small stored ranges (a fragment of a few
+// cells: a whole tile file) read together first (Storage::ReadMany: a few
+// system calls for many files), then every tile unfiltered, on every core.
+// Result i is what ReadTile gives for tiles[i], bytes or error. `threads`:
+// as ParallelFor's (0: one per core).
+std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, bool encrypted,
+                                           unsigned threads = 0);
 
 // Cells [first, first + tile.cell_num) of a tile.
 struct TilePart {

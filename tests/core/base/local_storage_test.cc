@@ -1,6 +1,7 @@
 // LocalStorage's fast paths (issue 5, many small fragments): reads without
 // an fstat first, ReadIfSmall (size and bytes from one open), ListKinds
-// (no stat per file), each against the plain answers.
+// (no stat per file), ReadMany (one io_uring for many files), each against
+// the plain answers.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "core/storage/storage.h"
+#include "core/storage/uring_reader.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -119,6 +121,94 @@ TEST_F(LocalStorageTest, ListKindsGivesTheNamesAndKindsOfList) {
   EXPECT_EQ((*full)[3].name, "link");
   EXPECT_EQ((*full)[3].size, 3u);   // followed
   EXPECT_EQ((*kinds)[3].size, 3u);  // a link is stat'ed either way
+}
+
+// Every request of ReadMany gives what Read gives: the same bytes, or the
+// same error in the same words.
+void ExpectSameAsRead(const Storage& s, const std::vector<ReadRequest>& requests) {
+  std::vector<Result<ByteVec>> many = s.ReadMany(requests);
+  ASSERT_EQ(many.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const ReadRequest& r = requests[i];
+    Result<ByteVec> one = s.Read(r.path, r.offset, r.n);
+    SCOPED_TRACE(r.path + " @" + std::to_string(r.offset) + "+" + std::to_string(r.n));
+    ASSERT_EQ(many[i].ok(), one.ok()) << (one.ok() ? many[i].error() : one.error()).ToString();
+    if (one.ok()) {
+      EXPECT_EQ(*many[i], *one);
+    } else {
+      EXPECT_EQ(many[i].error().code(), one.error().code());
+      EXPECT_EQ(many[i].error().message(), one.error().message());
+    }
+  }
+}
+
+TEST_F(LocalStorageTest, ReadManyGivesWhatReadGives) {
+  // More files than the ring has slots, each with its own bytes.
+  fs::create_directories(dir_ / "many");
+  std::vector<ReadRequest> requests;
+  for (int i = 0; i < 150; ++i) {
+    const std::string name = "many/f" + std::to_string(i);
+    Write(name, std::string(10 + i, static_cast<char>('a' + i % 26)) + std::to_string(i));
+    requests.push_back({name, static_cast<uint64_t>(i % 7), static_cast<uint64_t>(3 + i % 5)});
+  }
+  fs::create_symlink("/etc/hostname", dir_ / "outside");
+  fs::create_symlink("../eight.bin", dir_ / "many" / "inside");
+  // Then every way a read fails or takes the plain path, among them.
+  const std::vector<ReadRequest> odd = {
+      {"nope.bin", 0, 1},                     // missing
+      {"eight.bin", 5, 10},                   // short: truncated
+      {"eight.bin", 9, 1},                    // past the end
+      {"eight.bin", 3, 0},                    // nothing to read
+      {"sub/big.bin", 0, uint64_t{1} << 40},  // too big to batch, then truncated
+      {"sub/../eight.bin", 0, 1},             // ".."
+      {"/etc/hostname", 0, 1},                // absolute
+      {"outside", 0, 1},                      // a link out of the root
+      {"many/inside", 1, 4},                  // a link that stays in
+      {"sub", 0, 1},                          // a folder
+      {"sub/link", 0, 3},                     // a link beside its target
+  };
+  for (size_t i = 0; i < odd.size(); ++i) {
+    requests.insert(requests.begin() + static_cast<ptrdiff_t>(i * 13), odd[i]);
+  }
+  ExpectSameAsRead(*storage_, requests);
+  ExpectSameAsRead(*storage_, {});
+  ExpectSameAsRead(*storage_, {{"eight.bin", 1, 2}});
+
+  // The default (one Read after another) agrees too.
+  MemoryStorage mem;
+  mem.Put("f", ByteVec{1, 2, 3});
+  ExpectSameAsRead(mem, {{"f", 1, 2}, {"g", 0, 1}, {"f", 2, 5}});
+}
+
+TEST_F(LocalStorageTest, ReadManyReadsSmallFilesThroughTheRing) {
+  if (UringReader::Create() == nullptr) {
+    GTEST_SKIP() << "io_uring is not available here (kernel, seccomp or "
+                    "kernel.io_uring_disabled): ReadMany reads one file at a time";
+  }
+  fs::create_directories(dir_ / "ring");
+  std::vector<ReadRequest> requests;
+  for (int i = 0; i < 100; ++i) {
+    const std::string name = "ring/t" + std::to_string(i) + ".tdb";
+    Write(name, std::string(100, static_cast<char>(i)));
+    requests.push_back({name, 0, 100});
+  }
+  requests.push_back({"nope.bin", 0, 1});
+  const uint64_t before = storage_->batched_reads();
+  std::vector<Result<ByteVec>> got = storage_->ReadMany(requests);
+  EXPECT_EQ(storage_->batched_reads() - before, 100u);  // all but the missing one
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(got[i].ok()) << got[i].error().ToString();
+    EXPECT_EQ(*got[i], ByteVec(100, static_cast<uint8_t>(i)));
+  }
+  ASSERT_FALSE(got[100].ok());
+  EXPECT_EQ(got[100].error().code(), ErrorCode::kNotFound);
+  // No descriptor left behind: the kernel closed every file in the ring.
+  size_t fds = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++fds;
+  storage_->ReadMany(requests);
+  size_t fds_after = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++fds_after;
+  EXPECT_EQ(fds_after, fds);
 }
 
 }  // namespace
