@@ -287,13 +287,17 @@ struct SparseEntry {
 // Decoded coordinate tiles of every fragment: coords[f][tile][dim].
 using CoordTiles = std::vector<std::vector<std::vector<DecodedTile>>>;
 
+// Old sparse fragments keep every dimension's values in one zipped tile.
+bool ZippedCoords(const FragmentMetadata& frag) {
+  return !frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
+         frag.FieldIndex(FieldRef::Dimension(0)) < 0;
+}
+
 // The coordinate tiles of tile `t`, one per dimension (split from the
 // zipped coordinates of old fragments).
 Result<std::vector<DecodedTile>> ReadCoordTiles(const FragmentMetadata& frag, uint64_t t,
                                                 size_t dims, bool encrypted) {
-  const bool zipped = !frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
-                      frag.FieldIndex(FieldRef::Dimension(0)) < 0;
-  if (zipped) return ReadZippedCoordsTile(frag, t, encrypted);
+  if (ZippedCoords(frag)) return ReadZippedCoordsTile(frag, t, encrypted);
   std::vector<DecodedTile> out;
   for (size_t d = 0; d < dims; ++d) {
     ASSIGN_OR_RETURN(DecodedTile dt, ReadTile(frag, FieldRef::Dimension(d), t, encrypted));
@@ -310,8 +314,7 @@ std::vector<Result<std::vector<DecodedTile>>> ReadCoordTileBatch(
   std::vector<size_t> zipped;
   for (size_t i = 0; i < tiles.size(); ++i) {
     const FragmentMetadata& frag = *in.fragments[tiles[i].first];
-    if (!frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
-        frag.FieldIndex(FieldRef::Dimension(0)) < 0) {
+    if (ZippedCoords(frag)) {
       zipped.push_back(i);
       continue;
     }
@@ -845,6 +848,23 @@ std::shared_ptr<const DecodedTile> Find(const HeldTiles& tiles, const TileKey& k
   return nullptr;
 }
 
+// About the bytes tile `tile` of attribute `f` takes decoded: its cells'
+// fixed bytes (offsets, validity) plus, for var fields, the values' size as
+// stored when the fragment says it (else as much again). nullopt on overflow.
+std::optional<uint64_t> DecodedTileBytes(const FragmentMetadata& frag, FieldRef f, uint64_t tile) {
+  const FieldShape shape = ShapeOf(frag, f);
+  uint64_t bytes = 0;
+  if (MulOverflow(frag.TileCellNum(tile), shape.cell_size() + (shape.nullable ? 1 : 0), &bytes)) {
+    return std::nullopt;
+  }
+  if (shape.var()) {
+    auto sizes = frag.TileVarSizes(f);
+    const uint64_t values = sizes.ok() && tile < (*sizes)->size() ? (**sizes)[tile] : bytes;
+    if (AddOverflow(bytes, values, &bytes)) return std::nullopt;
+  }
+  return bytes;
+}
+
 // Decodes, several at once, the tiles of cells [first, end) that neither
 // the cache nor the reader's `held` tiles have (up to a quarter of the
 // cache's budget), so that a read needing a new row of tiles uses every
@@ -892,15 +912,7 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
     if (!cache.BeginDecode(m.key)) continue;
     const FragmentMetadata& frag = *in.fragments[m.fragment];
     const FieldRef f = FieldRef::Attribute(field[m.fragment]);
-    const FieldShape shape = ShapeOf(frag, f);
-    const uint64_t cells = frag.TileCellNum(m.key.tile);
-    uint64_t size = 0;
-    if (MulOverflow(cells, shape.cell_size() + (shape.nullable ? 1 : 0), &size)) size = limit;
-    if (shape.var()) {
-      auto sizes = frag.TileVarSizes(f);
-      if (sizes.ok() && m.key.tile < (*sizes)->size()) size += (**sizes)[m.key.tile];
-    }
-    bytes += size;
+    bytes += DecodedTileBytes(frag, f, m.key.tile).value_or(limit);
     keys.push_back(m.key);
     frags.push_back(in.fragments[m.fragment]);
     requests.push_back({&frag, f, m.key.tile});
@@ -932,9 +944,9 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
 // be decoded in the background (TileCache::DecodeAhead), as far as a
 // quarter of the cache's budget of cell values from `end` or until the
 // cache takes no more. Each reader walks each cell once (`ahead.to`).
-// `cell_bytes`: a cell's fixed bytes (offset, validity); `var`: plus values.
+// `cell_bytes`: a cell's fixed bytes (offset, validity), for the window.
 void DecodeAhead(const ViewInputs& in, const CellIndex& index, const std::vector<int>& field,
-                 const std::vector<int>& footer_index, uint64_t end, uint64_t cell_bytes, bool var,
+                 const std::vector<int>& footer_index, uint64_t end, uint64_t cell_bytes,
                  TileCache& cache, ReadState::Ahead& ahead) {
   const uint64_t window = cache.ahead_budget() / std::max<uint64_t>(cell_bytes, 1);
   const uint64_t to = end + std::min(window, index.cell_count - end);
@@ -948,15 +960,9 @@ void DecodeAhead(const ViewInputs& in, const CellIndex& index, const std::vector
       if (!ahead.sent.count(key) && !cache.Contains(key)) {
         const FragmentMetadata& frag = *in.fragments[r.fragment];
         const FieldRef f = FieldRef::Attribute(field[r.fragment]);
-        uint64_t bytes = 0;
-        if (MulOverflow(frag.TileCellNum(r.tile), cell_bytes, &bytes)) break;
-        if (var) {
-          // The values' size as stored, when the fragment says it.
-          auto sizes = frag.TileVarSizes(f);
-          uint64_t values = sizes.ok() && r.tile < (*sizes)->size() ? (**sizes)[r.tile] : bytes;
-          if (AddOverflow(bytes, values, &bytes)) break;
-        }
-        AheadTile t{key, in.fragments[r.fragment], f, in.encrypted, bytes};
+        const std::optional<uint64_t> bytes = DecodedTileBytes(frag, f, r.tile);
+        if (!bytes) break;
+        AheadTile t{key, in.fragments[r.fragment], f, in.encrypted, *bytes};
         if (!cache.DecodeAhead(std::move(t))) break;  // the cache is full ahead: later
       }
       ahead.sent.insert(key);
@@ -1149,7 +1155,7 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   }
   if (var) c.offsets[count] = c.data.size();
   if (sequential && end < index.cell_count) {
-    DecodeAhead(in, index, field, footer_index, end, cs + (attr.nullable ? 1 : 0), var, cache,
+    DecodeAhead(in, index, field, footer_index, end, cs + (attr.nullable ? 1 : 0), cache,
                 state->ahead[name]);
   }
   if (held != nullptr) {

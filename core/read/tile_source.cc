@@ -21,13 +21,14 @@ FieldShape Uint64Shape(const ArraySchema& schema) {
 
 // A tile file the fragment's metadata lists but that is gone (a vacuum
 // under an open view) is an I/O error, not a name that does not exist.
+Result<ByteVec> MissingIsIo(Result<ByteVec> r) {
+  if (!r.ok() && r.error().code() == ErrorCode::kNotFound) return Error::Io(r.error().message());
+  return r;
+}
+
 Result<ByteVec> ReadRange(const FragmentMetadata& fragment, const std::string& file,
                           FragmentMetadata::TileLocation loc) {
-  auto r = fragment.storage().Read(file, loc.offset, loc.size);
-  if (!r.ok() && r.error().code() == ErrorCode::kNotFound) {
-    return Error::Io(r.error().message());
-  }
-  return r;
+  return MissingIsIo(fragment.storage().Read(file, loc.offset, loc.size));
 }
 
 TileContext MakeContext(const FragmentMetadata& fragment, const std::string& file, uint64_t offset,
@@ -118,19 +119,34 @@ Result<TileFiles> LocateTile(const FragmentMetadata& fragment, FieldRef field, u
   return f;
 }
 
-// The stored bytes of a tile's ranges, in the order of TileFiles.
+// A tile's ranges in the order it reads them: fixed, var, validity (null
+// where the field has none).
+std::array<const TileRange*, 3> Parts(const TileFiles& f) {
+  return {&f.fixed, f.var ? &*f.var : nullptr, f.validity ? &*f.validity : nullptr};
+}
+
+// The stored bytes of a tile's ranges, in the order of Parts.
 struct TileBytes {
   ByteVec fixed, var, validity;
 };
 
-Result<TileBytes> ReadTileBytes(const FragmentMetadata& fragment, const TileFiles& f) {
+// Per part: bytes already read (ReadTiles), or nothing (then read here).
+using ReadParts = std::array<std::optional<Result<ByteVec>>, 3>;
+
+// Reads the parts in order and stops at the first failure, so that a tile
+// read alone or in a batch reports the same error.
+Result<TileBytes> ReadTileBytes(const FragmentMetadata& fragment, const TileFiles& f,
+                                ReadParts* already = nullptr) {
   TileBytes b;
-  ASSIGN_OR_RETURN(b.fixed, ReadRange(fragment, f.fixed.file, f.fixed.loc));
-  if (f.var) {
-    ASSIGN_OR_RETURN(b.var, ReadRange(fragment, f.var->file, f.var->loc));
-  }
-  if (f.validity) {
-    ASSIGN_OR_RETURN(b.validity, ReadRange(fragment, f.validity->file, f.validity->loc));
+  ByteVec* into[3] = {&b.fixed, &b.var, &b.validity};
+  const auto parts = Parts(f);
+  for (size_t p = 0; p < 3; ++p) {
+    if (parts[p] == nullptr) continue;
+    Result<ByteVec> r = already != nullptr && (*already)[p]
+                            ? std::move(*(*already)[p])
+                            : ReadRange(fragment, parts[p]->file, parts[p]->loc);
+    if (!r.ok()) return r.error();
+    *into[p] = std::move(r).value();
   }
   return b;
 }
@@ -212,7 +228,7 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
   std::vector<std::optional<Result<DecodedTile>>> done(n);
   std::vector<std::optional<TileFiles>> files(n);
   // Per tile, per part (fixed, var, validity): the bytes read together.
-  std::vector<std::array<std::optional<Result<ByteVec>>, 3>> read(n);
+  std::vector<ReadParts> read(n);
   std::vector<ReadRequest> requests;
   std::vector<std::pair<size_t, int>> dest;  // (tile, part) of each request
   const Storage* storage = nullptr;
@@ -228,8 +244,7 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
     files[i] = std::move(f).value();
     if (storage == nullptr) storage = &frag.storage();
     one_storage = one_storage && storage == &frag.storage();
-    const TileRange* parts[3] = {&files[i]->fixed, files[i]->var ? &*files[i]->var : nullptr,
-                                 files[i]->validity ? &*files[i]->validity : nullptr};
+    const auto parts = Parts(*files[i]);
     for (int p = 0; p < 3; ++p) {
       if (parts[p] == nullptr || parts[p]->loc.size > kBatchedRangeBytes ||
           total + parts[p]->loc.size > kBatchedTotalBytes) {
@@ -243,10 +258,7 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
   if (one_storage && requests.size() >= 2) {
     std::vector<Result<ByteVec>> got = storage->ReadMany(requests);
     for (size_t r = 0; r < got.size(); ++r) {
-      Result<ByteVec>& g = got[r];
-      // As ReadRange: a listed tile file that is gone is an I/O error.
-      if (!g.ok() && g.error().code() == ErrorCode::kNotFound) g = Error::Io(g.error().message());
-      read[dest[r].first][dest[r].second] = std::move(g);
+      read[dest[r].first][dest[r].second] = MissingIsIo(std::move(got[r]));
     }
   }
   ParallelFor(
@@ -256,22 +268,12 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
         const FragmentMetadata& frag = *tiles[i].fragment;
         const TileFiles& f = *files[i];
         try {
-          // The parts in ReadTile's order, so that the first failure is the same.
-          TileBytes b;
-          ByteVec* into[3] = {&b.fixed, &b.var, &b.validity};
-          const TileRange* parts[3] = {&f.fixed, f.var ? &*f.var : nullptr,
-                                       f.validity ? &*f.validity : nullptr};
-          for (int p = 0; p < 3; ++p) {
-            if (parts[p] == nullptr) continue;
-            Result<ByteVec> r = read[i][p] ? std::move(*read[i][p])
-                                           : ReadRange(frag, parts[p]->file, parts[p]->loc);
-            if (!r.ok()) {
-              done[i] = r.error();
-              return;
-            }
-            *into[p] = std::move(r).value();
+          Result<TileBytes> b = ReadTileBytes(frag, f, &read[i]);
+          if (!b.ok()) {
+            done[i] = b.error();
+            return;
           }
-          done[i] = DecodeTile(frag, tiles[i].tile, encrypted, f, std::move(b));
+          done[i] = DecodeTile(frag, tiles[i].tile, encrypted, f, std::move(b).value());
         } catch (const std::bad_alloc&) {
           done[i] = Error::OutOfMemory(fmt::format("{}: tile {}", f.fixed.file, tiles[i].tile));
         }
