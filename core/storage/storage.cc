@@ -197,23 +197,49 @@ LocalStorage::~LocalStorage() {
   if (root_fd_ >= 0) ::close(root_fd_);
 }
 
+std::unique_ptr<UringReader> LocalStorage::TakeRing() const {
+  std::lock_guard lock(rings_mu_);
+  if (rings_refused_) return nullptr;
+  if (!free_rings_.empty()) {
+    std::unique_ptr<UringReader> ring = std::move(free_rings_.back());
+    free_rings_.pop_back();
+    return ring;
+  }
+  if (rings_made_ >= kRings) return nullptr;
+  std::unique_ptr<UringReader> ring = UringReader::Create();
+  if (ring == nullptr) {
+    rings_refused_ = true;
+  } else {
+    ++rings_made_;
+  }
+  return ring;
+}
+
+void LocalStorage::GiveRing(std::unique_ptr<UringReader> ring) const {
+  std::lock_guard lock(rings_mu_);
+  if (ring == nullptr) {
+    // Failed in use (UringReader::Read said no): no ring is trusted from
+    // now on, and the idle ones are closed.
+    rings_refused_ = true;
+    free_rings_.clear();
+    return;
+  }
+  free_rings_.push_back(std::move(ring));
+}
+
 std::vector<Result<ByteVec>> LocalStorage::ReadMany(std::span<const ReadRequest> requests) const {
   // The buffers of one submission: at most this many bytes at once, so a
   // batch of lengths read from hostile metadata allocates little before the
   // files' sizes say no.
   constexpr uint64_t kGroupBytes = uint64_t{8} << 20;
   std::vector<std::optional<ByteVec>> got(requests.size());
-  std::unique_lock lock(uring_mu_, std::try_to_lock);
-  if (lock.owns_lock() && !uring_tried_) {
-    uring_tried_ = true;
-    uring_ = UringReader::Create();
-  }
-  if (lock.owns_lock() && uring_ != nullptr) {
+  std::unique_ptr<UringReader> ring = TakeRing();
+  if (ring != nullptr) {
     std::vector<UringReader::Item> items;
     std::vector<size_t> which;
     std::vector<ByteVec> bufs;
     size_t i = 0;
-    while (i < requests.size() && uring_ != nullptr) {
+    while (i < requests.size() && ring != nullptr) {
       items.clear();
       which.clear();
       bufs.clear();
@@ -229,15 +255,15 @@ std::vector<Result<ByteVec>> LocalStorage::ReadMany(std::span<const ReadRequest>
       }
       for (size_t k = 0; k < items.size(); ++k) items[k].out = bufs[k].data();
       if (items.size() < 2) continue;  // one file: no gain
-      if (!uring_->Read(root_fd_, items)) uring_.reset();
+      if (!ring->Read(root_fd_, items)) ring.reset();
       for (size_t k = 0; k < items.size(); ++k) {
         if (!items[k].done) continue;
         got[which[k]] = std::move(bufs[k]);
         batched_reads_.fetch_add(1, std::memory_order_relaxed);
       }
     }
+    GiveRing(std::move(ring));
   }
-  if (lock.owns_lock()) lock.unlock();
   std::vector<Result<ByteVec>> out;
   out.reserve(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {

@@ -131,11 +131,16 @@ class LocalStorage final : public Storage {
   std::string root_;
   std::string real_root_;
   int root_fd_ = -1;  // O_PATH descriptor of real_root_
-  // The io_uring of ReadMany, made on first use; one caller at a time (a
-  // second one meanwhile reads the plain way).
-  mutable std::mutex uring_mu_;
-  mutable std::unique_ptr<UringReader> uring_;
-  mutable bool uring_tried_ = false;
+  // The io_urings of ReadMany, made on first use: one per caller at a time,
+  // up to kRings (callers past that read the plain way). None once the
+  // kernel refused one.
+  static constexpr size_t kRings = 4;
+  std::unique_ptr<UringReader> TakeRing() const;
+  void GiveRing(std::unique_ptr<UringReader> ring) const;
+  mutable std::mutex rings_mu_;
+  mutable std::vector<std::unique_ptr<UringReader>> free_rings_;
+  mutable size_t rings_made_ = 0;
+  mutable bool rings_refused_ = false;
   mutable std::atomic<uint64_t> batched_reads_{0};
 };
 

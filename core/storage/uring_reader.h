@@ -10,7 +10,8 @@
 // error its usual words. Where io_uring is missing or refused (old kernel,
 // seccomp, kernel.io_uring_disabled) Create gives null.
 //
-// Not thread-safe: one caller at a time (LocalStorage holds a mutex).
+// Not thread-safe: one caller at a time (LocalStorage lends each ring to one
+// caller).
 #pragma once
 
 #include <cstddef>

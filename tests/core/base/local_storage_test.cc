@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "core/storage/storage.h"
 #include "core/storage/uring_reader.h"
@@ -209,6 +211,39 @@ TEST_F(LocalStorageTest, ReadManyReadsSmallFilesThroughTheRing) {
   size_t fds_after = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++fds_after;
   EXPECT_EQ(fds_after, fds);
+}
+
+TEST_F(LocalStorageTest, ReadManyCallersAtOnceEachGoThroughARing) {
+  if (UringReader::Create() == nullptr) {
+    GTEST_SKIP() << "io_uring is not available here (kernel, seccomp or "
+                    "kernel.io_uring_disabled): ReadMany reads one file at a time";
+  }
+  fs::create_directories(dir_ / "many");
+  std::vector<ReadRequest> requests;
+  for (int i = 0; i < 64; ++i) {
+    const std::string name = "many/t" + std::to_string(i) + ".tdb";
+    Write(name, std::string(64, static_cast<char>(i)));
+    requests.push_back({name, 0, 64});
+  }
+  // As many callers as the storage keeps rings (4), each calling many
+  // times, so that their calls overlap: none falls back to one file at a time.
+  constexpr int kCallers = 4, kCalls = 25;
+  const uint64_t before = storage_->batched_reads();
+  std::vector<std::thread> callers;
+  std::vector<int> wrong(kCallers, 0);
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int k = 0; k < kCalls; ++k) {
+        std::vector<Result<ByteVec>> got = storage_->ReadMany(requests);
+        for (int i = 0; i < 64; ++i) {
+          if (!got[i].ok() || *got[i] != ByteVec(64, static_cast<uint8_t>(i))) ++wrong[c];
+        }
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (int c = 0; c < kCallers; ++c) EXPECT_EQ(wrong[c], 0) << "caller " << c;
+  EXPECT_EQ(storage_->batched_reads() - before, uint64_t{kCallers} * kCalls * 64);
 }
 
 }  // namespace
