@@ -840,6 +840,10 @@ namespace {
 // (ReadState::parts): FUSE's largest read.
 constexpr uint64_t kPartReadBytes = uint64_t{1} << 20;
 
+// The most tiles one read decodes together before its gather: a piece of a
+// view over 10,000 small fragments crosses thousands (each its own files).
+constexpr size_t kMaxMissingTiles = 4096;
+
 // The tile of `key` in `tiles`, or null.
 std::shared_ptr<const DecodedTile> Find(const HeldTiles& tiles, const TileKey& key) {
   for (const auto& [k, t] : tiles) {
@@ -880,6 +884,7 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
     uint32_t fragment;
   };
   std::vector<Missing> missing;
+  std::unordered_set<TileKey, TileKeyHash> seen;
   TileKey last;
   for (uint64_t i = first; i < end;) {
     CellRun run = index.RunAt(i, end - i);
@@ -889,11 +894,10 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
     TileKey key{in.fragments[r.fragment].get(), footer_index[r.fragment], r.tile};
     if (key == last) continue;
     last = key;
-    bool seen = false;
-    for (const Missing& m : missing) seen = seen || m.key == key;
-    if (seen || cache.Contains(key) || (held != nullptr && Find(*held, key))) continue;
+    if (cache.Contains(key) || (held != nullptr && Find(*held, key))) continue;
+    if (!seen.insert(key).second) continue;
     missing.push_back({key, r.fragment});
-    if (missing.size() >= 256) break;
+    if (missing.size() >= kMaxMissingTiles) break;
   }
   if (missing.size() < 2) return {};
   // Tiles of a field have about the same size: stop at the limit (the
@@ -917,25 +921,30 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
     frags.push_back(in.fragments[m.fragment]);
     requests.push_back({&frag, f, m.key.tile});
   }
-  // The small tile files of all of them read together, then decoded on
-  // every core (ReadTiles). Errors are left for the gather.
-  std::vector<Result<DecodedTile>> got;
-  try {
-    got = ReadTiles(requests, in.encrypted);
-  } catch (...) {
-    // Out of memory: left for the gather, which reports it.
-  }
+  // The small tile files of a group of them read together, then decoded on
+  // every core (ReadTiles); groups of kTilesPerGroup bound the stored bytes
+  // held at once. Errors are left for the gather.
+  constexpr size_t kTilesPerGroup = 256;
   HeldTiles ahead(keys.size());
-  for (size_t k = 0; k < keys.size(); ++k) {
-    std::shared_ptr<const DecodedTile> tile;
-    if (k < got.size() && got[k].ok()) {
-      try {
-        tile = std::make_shared<const DecodedTile>(std::move(got[k]).value());
-      } catch (...) {
-      }
+  for (size_t g = 0; g < keys.size(); g += kTilesPerGroup) {
+    const size_t n = std::min(kTilesPerGroup, keys.size() - g);
+    std::vector<Result<DecodedTile>> got;
+    try {
+      got = ReadTiles(std::span(requests).subspan(g, n), in.encrypted);
+    } catch (...) {
+      // Out of memory: left for the gather, which reports it.
     }
-    tile = cache.EndDecode(keys[k], std::move(tile), frags[k]);
-    if (tile) ahead[k] = {keys[k], std::move(tile)};
+    for (size_t k = 0; k < n; ++k) {
+      std::shared_ptr<const DecodedTile> tile;
+      if (k < got.size() && got[k].ok()) {
+        try {
+          tile = std::make_shared<const DecodedTile>(std::move(got[k]).value());
+        } catch (...) {
+        }
+      }
+      tile = cache.EndDecode(keys[g + k], std::move(tile), frags[g + k]);
+      if (tile) ahead[g + k] = {keys[g + k], std::move(tile)};
+    }
   }
   return ahead;
 }
