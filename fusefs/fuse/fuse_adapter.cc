@@ -127,7 +127,9 @@ struct FuseOps {
     st->st_uid = self.options_.uid;
     st->st_gid = self.options_.gid;
     st->st_size = static_cast<off_t>(attr.size);
-    st->st_blksize = 64 * 1024;
+    // Files: the largest read the kernel sends (cat, cp and dd read this
+    // much per call).
+    st->st_blksize = attr.type == NodeType::kFile ? FuseAdapter::kMaxRead : 64 * 1024;
     st->st_blocks = static_cast<blkcnt_t>(attr.size / 512 + (attr.size % 512 != 0));
     // Floor division, so that times before the epoch stay correct.
     int64_t sec = attr.mtime_ms / 1000, ms = attr.mtime_ms % 1000;

@@ -94,6 +94,9 @@ def check_listing_and_stat(c, mnt):
     c.eq(stat.S_IMODE(os.stat(os.path.join(mnt, "dir")).st_mode), 0o555, "dir mode 0555")
     big = os.stat(os.path.join(mnt, "big.bin"))
     c.eq(big.st_blocks, (BIG + 511) // 512, "big.bin st_blocks (du)")
+    # cat, cp and dd read st_blksize bytes per call: the largest FUSE read.
+    c.eq(big.st_blksize, 1 << 20, "file st_blksize = 1 MiB (max_read)")
+    c.eq(os.stat(os.path.join(mnt, "dir")).st_blksize, 64 * 1024, "dir st_blksize = 64 KiB")
     frozen = os.stat(os.path.join(mnt, FROZEN, "x.txt"))
     c.eq(int(frozen.st_mtime), 1700000000, "immutable file mtime")
 
