@@ -217,10 +217,10 @@ std::unique_ptr<UringReader> LocalStorage::TakeRing() const {
 
 void LocalStorage::GiveRing(std::unique_ptr<UringReader> ring) const {
   std::lock_guard lock(rings_mu_);
-  if (ring == nullptr) {
-    // Failed in use (UringReader::Read said no): no ring is trusted from
-    // now on, and the idle ones are closed.
-    rings_refused_ = true;
+  // Failed in use (UringReader::Read said no): no ring is trusted from now
+  // on; the idle ones, and those given back later, are closed.
+  if (ring == nullptr) rings_refused_ = true;
+  if (rings_refused_) {
     free_rings_.clear();
     return;
   }
