@@ -130,9 +130,8 @@ struct Chunk {
   uint64_t offset;  // file offset of the chunk header
 };
 
-// Parses the chunk framing of one tile (tile.md). Consumes exactly the tile.
-Result<std::vector<Chunk>> ParseChunks(ByteReader& r) {
-  ASSIGN_OR_RETURN(uint64_t num_chunks, r.Read<uint64_t>("tile: number of chunks"));
+// Parses `num_chunks` chunks (header, metadata, data) stored back to back.
+Result<std::vector<Chunk>> ParseChunkRecords(ByteReader& r, uint64_t num_chunks) {
   // Every chunk has a 12-byte header: bound the count by the bytes present
   // before reserving anything.
   if (num_chunks > r.remaining() / 12) {
@@ -152,6 +151,12 @@ Result<std::vector<Chunk>> ParseChunks(ByteReader& r) {
     chunks.push_back(c);
   }
   return chunks;
+}
+
+// Parses the chunk framing of one tile (tile.md). Consumes exactly the tile.
+Result<std::vector<Chunk>> ParseChunks(ByteReader& r) {
+  ASSIGN_OR_RETURN(uint64_t num_chunks, r.Read<uint64_t>("tile: number of chunks"));
+  return ParseChunkRecords(r, num_chunks);
 }
 
 struct Stage {
@@ -401,6 +406,63 @@ Result<uint64_t> FilteredTileSize(Bytes bytes, uint64_t file_offset) {
   ByteReader r(bytes, file_offset);
   ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ParseChunks(r));
   return r.position();
+}
+
+Result<std::vector<ChunkSpan>> MapChunks(Bytes filtered, uint64_t file_offset) {
+  ByteReader r(filtered, file_offset);
+  ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ParseChunks(r));
+  if (!r.empty()) {
+    return Error::Corrupt(fmt::format("offset {}: {} bytes after the last chunk of the tile",
+                                      file_offset, r.remaining()));
+  }
+  std::vector<ChunkSpan> spans;
+  spans.reserve(chunks.size());
+  uint64_t unfiltered = 0;
+  for (const Chunk& c : chunks) {
+    ChunkSpan s;
+    s.stored_offset = c.offset - file_offset;
+    s.stored_size = 12 + c.metadata.size() + c.data.size();
+    s.unfiltered_offset = unfiltered;
+    s.unfiltered_size = c.original_size;
+    if (AddOverflow(unfiltered, uint64_t{c.original_size}, &unfiltered)) {
+      return Error::Corrupt(fmt::format("offset {}: chunk lengths overflow", file_offset));
+    }
+    spans.push_back(s);
+  }
+  return spans;
+}
+
+Result<ByteVec> UnfilterChunkRecords(const FilterPipeline& pipeline, Bytes records,
+                                     std::span<const ChunkSpan> spans, const TileContext& ctx) {
+  ByteReader r(records, ctx.file_offset);
+  auto chunks_r = ParseChunkRecords(r, spans.size());
+  if (!chunks_r.ok()) return chunks_r.error().WithContext(Where(ctx));
+  const std::vector<Chunk> chunks = std::move(chunks_r).value();
+  if (!r.empty()) {
+    return Error::Corrupt(
+        fmt::format("{}: {} bytes after the last chunk", Where(ctx), r.remaining()));
+  }
+  uint64_t total = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (chunks[i].original_size != spans[i].unfiltered_size) {
+      return Error::Corrupt(fmt::format("{}: chunk at offset {} holds {} bytes, expected {}",
+                                        Where(ctx), chunks[i].offset, chunks[i].original_size,
+                                        spans[i].unfiltered_size));
+    }
+    total += chunks[i].original_size;
+  }
+  if (total > ctx.limits->max_tile_bytes) {
+    return Error::OutOfMemory(fmt::format("{}: unfiltered size {} exceeds the limit of {} bytes",
+                                          Where(ctx), total, ctx.limits->max_tile_bytes));
+  }
+  ASSIGN_OR_RETURN(std::vector<Stage> stages, BuildStages(pipeline, ctx));
+  ByteVec out;
+  out.reserve(total);
+  for (const Chunk& c : chunks) {
+    Status s = UnfilterChunk(stages, pipeline, c, ctx, nullptr, &out);
+    if (!s.ok()) return s.error().WithContext(Where(ctx));
+  }
+  return out;
 }
 
 Result<ByteVec> UnfilterTile(const FilterPipeline& pipeline, Bytes filtered,

@@ -25,6 +25,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,30 @@ Result<ByteVec> UnfilterTile(const FilterPipeline& pipeline, Bytes filtered,
 Result<ByteVec> UnfilterTileRange(const FilterPipeline& pipeline, Bytes filtered,
                                   const TileContext& ctx, uint64_t from, uint64_t to,
                                   uint64_t* start);
+
+// Where one chunk of a serialized tile lies: its record (12-byte header,
+// metadata, filtered data) relative to the tile's first byte, and its bytes
+// in the unfiltered tile.
+struct ChunkSpan {
+  uint64_t stored_offset = 0;
+  uint64_t stored_size = 0;
+  uint64_t unfiltered_offset = 0;
+  uint32_t unfiltered_size = 0;
+};
+
+// The chunks of the serialized tile `filtered` (exactly one tile), from its
+// framing alone: what lets a later read fetch and unfilter a few chunks
+// without the rest (UnfilterChunkRecords). kCorrupt if the framing is cut
+// or bytes follow it; messages give offsets from `file_offset`.
+Result<std::vector<ChunkSpan>> MapChunks(Bytes filtered, uint64_t file_offset = 0);
+
+// Unfilters the chunk records `records` (the stored bytes of consecutive
+// chunks, `spans` of a MapChunks, back to back) and returns their bytes.
+// ctx.file_offset is the file offset of the first record. Each chunk's
+// original length must match its span (else the file changed: kCorrupt).
+// Same errors as UnfilterTile.
+Result<ByteVec> UnfilterChunkRecords(const FilterPipeline& pipeline, Bytes records,
+                                     std::span<const ChunkSpan> spans, const TileContext& ctx);
 
 // A var-sized tile pair after unfiltering: per-cell start offsets (relative
 // to the start of `data`) and the concatenated values.

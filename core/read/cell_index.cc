@@ -981,6 +981,40 @@ void DecodeAhead(const ViewInputs& in, const CellIndex& index, const std::vector
   ahead.to = i;
 }
 
+// The bytes of the whole tiles that cells [first, end) cross, as far as
+// `limit` (past it, limit + 1): what a read takes in whole tiles.
+uint64_t CrossedTileBytes(const ViewInputs& in, const CellIndex& index,
+                          const std::vector<int>& field, const std::vector<int>& footer_index,
+                          uint64_t first, uint64_t end, uint64_t limit) {
+  std::unordered_set<TileKey, TileKeyHash> seen;
+  TileKey last;
+  uint64_t bytes = 0;
+  for (uint64_t i = first; i < end && bytes <= limit;) {
+    CellRun run = index.RunAt(i, end - i);
+    i += run.count;
+    const CellRef& r = run.ref;
+    if (r.fragment == CellRef::kFill || field[r.fragment] < 0) continue;
+    TileKey key{in.fragments[r.fragment].get(), footer_index[r.fragment], r.tile};
+    if (key == last || !seen.insert(key).second) continue;
+    last = key;
+    const FieldRef f = FieldRef::Attribute(field[r.fragment]);
+    bytes += DecodedTileBytes(*in.fragments[r.fragment], f, r.tile).value_or(limit + 1);
+  }
+  return std::min(bytes, limit + 1);
+}
+
+// The part in `parts` of tile `key` that holds cells [from, to], or null.
+const HeldPart* FindPart(const std::vector<HeldPart>& parts, const TileKey& key, uint64_t from,
+                         uint64_t to) {
+  for (const HeldPart& p : parts) {
+    if (p.key == key && p.first <= from && to - p.first < p.tile->cell_num) return &p;
+  }
+  return nullptr;
+}
+
+// The most bytes of parts a reader keeps per field (ReadState::held_parts).
+constexpr uint64_t kHeldPartBytes = uint64_t{8} << 20;
+
 }  // namespace
 
 Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
@@ -1044,9 +1078,23 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
     state->next[name] = end;
   }
   // A seek (ReadState::parts) decodes only the chunks it needs of the tiles
-  // not at hand; a read going on from the last one decodes whole tiles.
-  const bool parts = !sequential && state != nullptr && state->parts && !var && !attr.nullable &&
-                     count <= kPartReadBytes / std::max<uint64_t>(cs, 1);
+  // not at hand; a read going on from the last one decodes whole tiles, as
+  // long as the cache's StreamBudget takes the tiles it crosses.
+  const bool part_field = state != nullptr && state->parts && !var && !attr.nullable &&
+                          count <= kPartReadBytes / std::max<uint64_t>(cs, 1);
+  bool parts = part_field && !sequential;
+  StreamShare* share = part_field ? &state->streams[name] : nullptr;
+  if (share != nullptr) {
+    if (sequential) {
+      const uint64_t limit = cache.budget_bytes() / 2;
+      parts = !share->Ask(cache.stream_budget(),
+                          CrossedTileBytes(in, index, field, footer_index, first, end, limit));
+    } else {
+      share->Drop();
+    }
+  }
+  std::vector<HeldPart>* held_parts = part_field ? &state->held_parts[name] : nullptr;
+  std::vector<HeldPart> used_parts;  // the parts this gather takes (the next held ones)
   const HeldTiles ahead =
       parts ? HeldTiles{}
             : DecodeMissingTiles(in, index, field, footer_index, first, end, cache, held);
@@ -1098,9 +1146,28 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
       if (!tile) tile = Find(ahead, key);
       if (!tile) tile = cache.Get(key);
       slot.first = 0;
-      if (!tile && parts) {
-        ASSIGN_OR_RETURN(TilePart part, ReadTilePart(frag, FieldRef::Attribute(field[r.fragment]),
-                                                     r.tile, in.encrypted, r.pos, last_pos + 1));
+      const HeldPart* kept = nullptr;
+      if (!tile && held_parts != nullptr) {
+        kept = FindPart(used_parts, key, r.pos, last_pos);
+        if (kept == nullptr) {
+          kept = FindPart(*held_parts, key, r.pos, last_pos);
+          if (kept != nullptr) used_parts.push_back(*kept);
+        }
+      }
+      if (kept != nullptr) {
+        slot.fragment = r.fragment;
+        slot.tile = r.tile;
+        slot.first = kept->first;
+        slot.t = kept->tile;
+      } else if (!tile && parts) {
+        // Only the chunks of the run's cells; the tile's chunk map (cached)
+        // lets the next parts of the tile read only their own chunks.
+        std::shared_ptr<const ChunkMap> map = cache.GetChunkMap(key);
+        const bool mapped = map != nullptr;
+        ASSIGN_OR_RETURN(TilePart part,
+                         ReadTilePart(frag, FieldRef::Attribute(field[r.fragment]), r.tile,
+                                      in.encrypted, r.pos, last_pos + 1, &map));
+        if (!mapped) cache.PutChunkMap(key, std::move(map), in.fragments[r.fragment]);
         if (part.tile.cell_size != cs) {
           return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
                                             frag.dir(), name, part.tile.cell_size, cs));
@@ -1109,6 +1176,7 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
         slot.tile = r.tile;
         slot.first = part.first;
         slot.t = std::make_shared<const DecodedTile>(std::move(part.tile));
+        if (held_parts != nullptr) used_parts.push_back({key, slot.first, slot.t});
       } else {
         if (!tile) {
           ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field[r.fragment]),
@@ -1163,7 +1231,18 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
     done += run.count;
   }
   if (var) c.offsets[count] = c.data.size();
-  if (sequential && end < index.cell_count) {
+  if (held_parts != nullptr) {
+    // The parts used last first, each once, up to kHeldPartBytes.
+    uint64_t bytes = 0;
+    held_parts->clear();
+    for (auto it = used_parts.rbegin(); it != used_parts.rend() && bytes < kHeldPartBytes; ++it) {
+      if (FindPart(*held_parts, it->key, it->first, it->first + it->tile->cell_num - 1)) continue;
+      bytes += TileCache::SizeOf(*it->tile);
+      held_parts->push_back(std::move(*it));
+    }
+  }
+  if (share != nullptr && end == index.cell_count) share->Drop();  // the field is read
+  if (sequential && !parts && end < index.cell_count) {
     DecodeAhead(in, index, field, footer_index, end, cs + (attr.nullable ? 1 : 0), cache,
                 state->ahead[name]);
   }

@@ -170,4 +170,75 @@ uint64_t TileCache::used_bytes() const {
   return used_;
 }
 
+namespace {
+
+uint64_t MapBytes(const ChunkMap& m) { return m.size() * sizeof(ChunkSpan) + 128; }
+
+}  // namespace
+
+std::shared_ptr<const ChunkMap> TileCache::GetChunkMap(const TileKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = maps_.find(key);
+  if (it == maps_.end()) return nullptr;
+  map_lru_.splice(map_lru_.begin(), map_lru_, it->second);
+  return it->second->map;
+}
+
+void TileCache::PutChunkMap(const TileKey& key, std::shared_ptr<const ChunkMap> map,
+                            std::shared_ptr<const FragmentMetadata> fragment) {
+  if (!map) return;
+  const uint64_t budget = std::max(budget_ / 64, uint64_t{1} << 20);
+  const uint64_t size = MapBytes(*map);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (size > budget || maps_.count(key) != 0) return;
+  map_lru_.push_front(MapEntry{key, std::move(map), std::move(fragment)});
+  maps_[key] = map_lru_.begin();
+  maps_bytes_ += size;
+  while (maps_bytes_ > budget && !map_lru_.empty()) {
+    maps_bytes_ -= MapBytes(*map_lru_.back().map);
+    maps_.erase(map_lru_.back().key);
+    map_lru_.pop_back();
+  }
+}
+
+bool StreamBudget::Take(uint64_t had, uint64_t want) {
+  std::lock_guard<std::mutex> lock(mu_);
+  used_ -= std::min(used_, had);
+  if (want > limit_ || used_ > limit_ - want) return false;
+  used_ += want;
+  return true;
+}
+
+void StreamBudget::Give(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  used_ -= std::min(used_, bytes);
+}
+
+uint64_t StreamBudget::used() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return used_;
+}
+
+StreamShare& StreamShare::operator=(StreamShare&& o) noexcept {
+  if (this != &o) {
+    Drop();
+    budget_ = std::move(o.budget_);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+bool StreamShare::Ask(const std::shared_ptr<StreamBudget>& budget, uint64_t bytes) {
+  if (budget != budget_) Drop();
+  budget_ = budget;
+  const bool ok = budget_->Take(bytes_, bytes);
+  bytes_ = ok ? bytes : 0;
+  return ok;
+}
+
+void StreamShare::Drop() {
+  if (budget_ && bytes_ > 0) budget_->Give(bytes_);
+  bytes_ = 0;
+}
+
 }  // namespace tiledbfs::core

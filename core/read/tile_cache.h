@@ -43,6 +43,56 @@ struct TileKeyHash {
 // Tiles a reader used, with their keys.
 using HeldTiles = std::vector<std::pair<TileKey, std::shared_ptr<const DecodedTile>>>;
 
+// The bytes of whole tiles that sequential readers' reads cross, summed over
+// the readers of a cache (GatherAttribute): a read of a row-major file
+// crosses a whole row of tiles (32 tiles of 1 MiB per 1 MiB read of the
+// benchmark's dense arrays), all of them held while it runs. Past the
+// limit, a reader streams the chunks it needs (ReadTilePart) instead, so
+// that many readers at once do not hold a row of whole tiles each.
+class StreamBudget {
+ public:
+  explicit StreamBudget(uint64_t limit) : limit_(limit) {}
+  // Replaces a share of `had` bytes by one of `want`: false (the share is
+  // then given back, 0) when that would go past the limit.
+  bool Take(uint64_t had, uint64_t want);
+  void Give(uint64_t bytes);
+  uint64_t used() const;
+
+ private:
+  mutable std::mutex mu_;
+  uint64_t limit_;
+  uint64_t used_ = 0;
+};
+
+// One reader's share of a StreamBudget, given back when it ends.
+class StreamShare {
+ public:
+  StreamShare() = default;
+  ~StreamShare() { Drop(); }
+  StreamShare(StreamShare&& o) noexcept
+      : budget_(std::move(o.budget_)), bytes_(std::exchange(o.bytes_, 0)) {}
+  StreamShare& operator=(StreamShare&& o) noexcept;
+  StreamShare(const StreamShare&) = delete;
+  StreamShare& operator=(const StreamShare&) = delete;
+  // Asks `budget` for a share of `bytes` in place of what it holds; false
+  // when refused (it then holds nothing).
+  bool Ask(const std::shared_ptr<StreamBudget>& budget, uint64_t bytes);
+  void Drop();
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  std::shared_ptr<StreamBudget> budget_;
+  uint64_t bytes_ = 0;
+};
+
+// A part of a tile a reader used (ReadTilePart): cells [first, first +
+// tile->cell_num) of the tile `key`.
+struct HeldPart {
+  TileKey key;
+  uint64_t first = 0;
+  std::shared_ptr<const DecodedTile> tile;
+};
+
 // What one reader (an open file, a layout pass) keeps between its reads:
 // the tiles its last read of each field used. A file read piece by piece
 // thus decodes each tile once even when the shared cache has no room to
@@ -50,16 +100,22 @@ using HeldTiles = std::vector<std::pair<TileKey, std::shared_ptr<const DecodedTi
 // cache's budget, up to a sixteenth of it or 16 MiB per reader and field
 // (GatherAttribute keeps the tiles its read used last).
 //
-// With `parts` set, a read that does not start where the reader's last read
-// of the field ended (a seek: random access) decodes, of a tile neither held
-// nor cached, only the chunks holding the cells it needs (ReadTilePart), for
-// fixed-size fields without validity. Such parts are not kept.
+// With `parts` set, for fixed-size fields without validity, a read decodes
+// of a tile neither held nor cached only the chunks holding the cells it
+// needs (ReadTilePart) when it does not start where the reader's last read
+// of the field ended (a seek: random access), or when it does but the
+// cache's StreamBudget refuses the whole tiles it crosses (many readers
+// at once). The parts a read used are kept for the next one (`held_parts`,
+// up to 8 MiB per field).
 //
 // A read that goes on from where the last one ended (or starts the field)
-// also has the tiles of the cells after it decoded in the background
-// (TileCache::DecodeAhead), up to a quarter of the cache's budget ahead.
+// with whole tiles also has the tiles of the cells after it decoded in the
+// background (TileCache::DecodeAhead), up to a quarter of the cache's
+// budget ahead.
 struct ReadState {
-  std::unordered_map<std::string, HeldTiles> held;  // by field name
+  std::unordered_map<std::string, HeldTiles> held;                    // by field name
+  std::unordered_map<std::string, std::vector<HeldPart>> held_parts;  // by field name
+  std::unordered_map<std::string, StreamShare> streams;  // by field: whole tiles streamed
   bool parts = false;
   std::unordered_map<std::string, uint64_t> next;  // by field: the cell after the last read
   // By field: the cells up to which tiles were sent to be decoded ahead,
@@ -121,6 +177,17 @@ class TileCache {
                                          std::shared_ptr<const FragmentMetadata> fragment);
   uint64_t used_bytes() const;
   uint64_t budget_bytes() const { return budget_; }
+
+  // Sequential readers streaming whole tiles share half the budget.
+  const std::shared_ptr<StreamBudget>& stream_budget() const { return stream_budget_; }
+
+  // Where the chunks of tiles read in parts lie (ReadTilePart's map), least
+  // recently used out first, within a small budget of their own (the
+  // larger of a 64th of the budget and 1 MiB). `fragment` is key.fragment's
+  // owner, kept while the map is.
+  std::shared_ptr<const ChunkMap> GetChunkMap(const TileKey& key);
+  void PutChunkMap(const TileKey& key, std::shared_ptr<const ChunkMap> map,
+                   std::shared_ptr<const FragmentMetadata> fragment);
   // The bytes a tile counts for.
   static uint64_t SizeOf(const DecodedTile& t) {
     return t.fixed.size() + t.var.size() + t.offsets.size() * 8 + t.validity.size();
@@ -155,6 +222,16 @@ class TileCache {
   std::condition_variable ahead_ready_;
   bool stopping_ = false;
   std::vector<std::thread> ahead_workers_;
+  std::shared_ptr<StreamBudget> stream_budget_ = std::make_shared<StreamBudget>(budget_ / 2);
+  // Chunk maps (mu_).
+  struct MapEntry {
+    TileKey key;
+    std::shared_ptr<const ChunkMap> map;
+    std::shared_ptr<const FragmentMetadata> fragment;
+  };
+  std::list<MapEntry> map_lru_;
+  std::unordered_map<TileKey, std::list<MapEntry>::iterator, TileKeyHash> maps_;
+  uint64_t maps_bytes_ = 0;
 };
 
 }  // namespace tiledbfs::core

@@ -286,7 +286,8 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
 }
 
 Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
-                              bool encrypted, uint64_t from, uint64_t to) {
+                              bool encrypted, uint64_t from, uint64_t to,
+                              std::shared_ptr<const ChunkMap>* map) {
   if (tile >= fragment.tile_num()) {
     return Error::InvalidArgument(
         fmt::format("{}: tile {} of {}", fragment.dir(), tile, fragment.tile_num()));
@@ -305,7 +306,6 @@ Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, 
   }
   std::string file = fragment.DataFile(field);
   ASSIGN_OR_RETURN(FragmentMetadata::TileLocation loc, fragment.FixedTile(field, tile));
-  ASSIGN_OR_RETURN(ByteVec raw, ReadRange(fragment, file, loc));
   uint64_t want = 0;
   if (MulOverflow(cell_num, cs, &want)) {
     return Error::Corrupt(
@@ -314,8 +314,44 @@ Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, 
   TileContext ctx = MakeContext(fragment, file, loc.offset, shape.type, cs, encrypted);
   ctx.expected_size = want;  // the chunks must add up to the whole tile
   uint64_t start = 0;
-  ASSIGN_OR_RETURN(ByteVec bytes,
-                   UnfilterTileRange(*shape.filters, raw, ctx, from * cs, to * cs, &start));
+  ByteVec bytes;
+  if (map != nullptr && *map && !(*map)->empty() &&
+      (*map)->back().unfiltered_offset + (*map)->back().unfiltered_size == want) {
+    // Only the records of the chunks holding bytes [from * cs, to * cs).
+    const ChunkMap& m = **map;
+    const uint64_t lo = from * cs, hi = to * cs;
+    auto a = std::partition_point(m.begin(), m.end(), [lo](const ChunkSpan& c) {
+      return c.unfiltered_offset + c.unfiltered_size <= lo;
+    });
+    auto b = std::partition_point(a, m.end(),
+                                  [hi](const ChunkSpan& c) { return c.unfiltered_offset < hi; });
+    if (a == b) {
+      return Error::Corrupt(fmt::format("{}: tile {} at offset {}: no chunk holds bytes [{}, {})",
+                                        file, tile, loc.offset, lo, hi));
+    }
+    const uint64_t rec_from = a->stored_offset;
+    const uint64_t rec_to = (b - 1)->stored_offset + (b - 1)->stored_size;
+    if (rec_to > loc.size || rec_to <= rec_from) {
+      return Error::Corrupt(fmt::format("{}: tile {} at offset {}: chunks past its {} bytes", file,
+                                        tile, loc.offset, loc.size));
+    }
+    ASSIGN_OR_RETURN(ByteVec raw,
+                     ReadRange(fragment, file, {loc.offset + rec_from, rec_to - rec_from}));
+    ctx.file_offset = loc.offset + rec_from;
+    ASSIGN_OR_RETURN(bytes, UnfilterChunkRecords(*shape.filters, raw,
+                                                 std::span(a, static_cast<size_t>(b - a)), ctx));
+    start = a->unfiltered_offset;
+  } else {
+    ASSIGN_OR_RETURN(ByteVec raw, ReadRange(fragment, file, loc));
+    if (map != nullptr) {
+      // The chunks' places, for the next parts of this tile.
+      auto spans = MapChunks(raw, loc.offset);
+      if (!spans.ok()) return spans.error().WithContext(file);
+      *map = std::make_shared<const ChunkMap>(std::move(spans).value());
+    }
+    ASSIGN_OR_RETURN(bytes,
+                     UnfilterTileRange(*shape.filters, raw, ctx, from * cs, to * cs, &start));
+  }
   if (start % cs != 0 || bytes.size() % cs != 0) {  // chunks cut cells: decode it all
     ASSIGN_OR_RETURN(part.tile, ReadTile(fragment, field, tile, encrypted));
     return part;

@@ -69,14 +69,23 @@ struct TilePart {
   DecodedTile tile;
 };
 
+// Where the chunks of a stored tile lie (MapChunks): kept by the caller so
+// that later parts of the tile read only their chunks' bytes.
+using ChunkMap = std::vector<ChunkSpan>;
+
 // The cells of tile `tile` of `field` that the chunks holding cells [from,
 // to) give, decoding only those chunks (a random read needing a few cells
-// of a big tile). Fixed-size, non-nullable fields whose chunks hold whole
-// cells; any other field, or chunks that cut a cell, get the whole tile
-// (first 0). Same errors as ReadTile, for the chunks decoded;
-// kInvalidArgument when [from, to) is empty or not within the tile.
+// of a big tile, a reader streaming through many tiles at once). Fixed-size,
+// non-nullable fields whose chunks hold whole cells; any other field, or
+// chunks that cut a cell, get the whole tile (first 0).
+// With `map`: if *map is set (a map of this tile from an earlier call),
+// only the records of those chunks are read; otherwise the whole stored
+// tile is read, as without `map`, and *map is set to its chunks' places.
+// Same errors as ReadTile, for the chunks decoded; kInvalidArgument when
+// [from, to) is empty or not within the tile.
 Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
-                              bool encrypted, uint64_t from, uint64_t to);
+                              bool encrypted, uint64_t from, uint64_t to,
+                              std::shared_ptr<const ChunkMap>* map = nullptr);
 
 // Legacy zipped coordinates (format < 5): the __coords.tdb tile holds every
 // dimension's value of a cell side by side. Splits tile `tile` into one

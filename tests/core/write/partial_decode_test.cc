@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "core/array/array.h"
@@ -116,6 +117,53 @@ TEST(UnfilterTileRangeTest, ADamagedChunkFailsOnlyTheRangesThatNeedIt) {
   EXPECT_EQ(c.error().code(), ErrorCode::kCorrupt);
 }
 
+// MapChunks finds every chunk's record; UnfilterChunkRecords of a record
+// alone gives that chunk's bytes, and refuses a record of another size.
+TEST(UnfilterChunkRecordsTest, EachChunkAloneGivesItsBytes) {
+  const ByteVec tile = Values();
+  FilterPipeline p = Pipeline(65536, {FilterType::kByteshuffle, FilterType::kZstd});
+  auto filtered = FilterFixedTile(p, tile, Datatype::kUInt64, 8);
+  ASSERT_TRUE(filtered.ok()) << filtered.error().ToString();
+  auto spans = MapChunks(*filtered, 1000);
+  ASSERT_TRUE(spans.ok()) << spans.error().ToString();
+  ASSERT_EQ(spans->size(), (tile.size() + 65535) / 65536);
+  EXPECT_EQ(spans->front().stored_offset, 8u);
+  EXPECT_EQ(spans->back().stored_offset + spans->back().stored_size, filtered->size());
+  for (size_t c = 0; c < spans->size(); ++c) {
+    const ChunkSpan& s = (*spans)[c];
+    EXPECT_EQ(s.unfiltered_offset, c * 65536);
+    TileContext ctx = Context(tile.size());
+    ctx.file_offset = 1000 + s.stored_offset;
+    Bytes record(filtered->data() + s.stored_offset, s.stored_size);
+    auto got = UnfilterChunkRecords(p, record, std::span(&s, 1), ctx);
+    ASSERT_TRUE(got.ok()) << got.error().ToString();
+    ASSERT_EQ(got->size(), s.unfiltered_size);
+    EXPECT_TRUE(std::equal(got->begin(), got->end(), tile.begin() + s.unfiltered_offset)) << c;
+  }
+  // Two chunks together.
+  Bytes two(filtered->data() + (*spans)[1].stored_offset,
+            (*spans)[1].stored_size + (*spans)[2].stored_size);
+  auto both = UnfilterChunkRecords(p, two, std::span(*spans).subspan(1, 2), Context(0));
+  ASSERT_TRUE(both.ok()) << both.error().ToString();
+  EXPECT_TRUE(std::equal(both->begin(), both->end(), tile.begin() + 65536));
+  // The last chunk (shorter) taken for the first: its length differs.
+  const ChunkSpan& last = spans->back();
+  ASSERT_NE(last.unfiltered_size, 65536u);
+  Bytes record(filtered->data() + last.stored_offset, last.stored_size);
+  auto wrong = UnfilterChunkRecords(p, record, std::span(*spans).subspan(0, 1), Context(0));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(wrong.error().message().find("a0.tdb"), std::string::npos);
+  // A record cut short, and framing cut short for MapChunks.
+  auto cut = UnfilterChunkRecords(p, Bytes(record.data(), record.size() - 1), std::span(&last, 1),
+                                  Context(0));
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.error().code(), ErrorCode::kCorrupt);
+  auto cut_map = MapChunks(Bytes(filtered->data(), filtered->size() - 1));
+  ASSERT_FALSE(cut_map.ok());
+  EXPECT_EQ(cut_map.error().code(), ErrorCode::kCorrupt);
+}
+
 class PartialReadTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -197,6 +245,101 @@ TEST_F(PartialReadTest, ReadTilePartDecodesTheChunksOfTheCells) {
   EXPECT_EQ(out.error().code(), ErrorCode::kInvalidArgument);
 }
 
+// With a chunk map, ReadTilePart reads only the records of the chunks it
+// decodes: a damaged header of chunk 0 fails a read of the whole tile but
+// not a part of chunk 3 read through the map.
+TEST_F(PartialReadTest, ReadTilePartWithAMapReadsOnlyItsChunks) {
+  std::shared_ptr<TileCache> cache;
+  auto view = View(64 << 20, &cache);
+  const FragmentMetadata& frag = *view->fragments()[1];
+  const FieldRef f = FieldRef::Attribute(frag.schema().AttributeIndex("f"));
+  auto whole = ReadTile(frag, f, 1, false);
+  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+  std::shared_ptr<const ChunkMap> map;
+  auto first = ReadTilePart(frag, f, 1, false, 100, 200, &map);
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  ASSERT_TRUE(map);
+  ASSERT_EQ(map->size(), 4u);  // 4 chunks of 8192 cells
+  for (uint64_t from : {uint64_t{0}, uint64_t{8191}, uint64_t{20000}, uint64_t{30000}}) {
+    auto part = ReadTilePart(frag, f, 1, false, from, from + 2, &map);
+    ASSERT_TRUE(part.ok()) << part.error().ToString();
+    EXPECT_EQ(part->first, from / 8192 * 8192);
+    EXPECT_TRUE(std::equal(part->tile.fixed.begin(), part->tile.fixed.end(),
+                           whole->fixed.begin() + part->first * 8))
+        << from;
+  }
+  // Chunk 0's original length, in the file, made wrong.
+  auto loc = frag.FixedTile(f, 1);
+  ASSERT_TRUE(loc.ok());
+  {
+    std::fstream file(root_ / frag.DataFile(f), std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(file.good());
+    file.seekp(static_cast<std::streamoff>(loc->offset + (*map)[0].stored_offset));
+    const uint32_t bad = 12345;
+    file.write(reinterpret_cast<const char*>(&bad), 4);
+  }
+  auto unmapped = ReadTilePart(frag, f, 1, false, 30000, 30002);
+  ASSERT_FALSE(unmapped.ok());
+  EXPECT_EQ(unmapped.error().code(), ErrorCode::kCorrupt);
+  auto mapped = ReadTilePart(frag, f, 1, false, 30000, 30002, &map);
+  ASSERT_TRUE(mapped.ok()) << mapped.error().ToString();
+  EXPECT_TRUE(std::equal(mapped->tile.fixed.begin(), mapped->tile.fixed.end(),
+                         whole->fixed.begin() + 24576 * 8));
+  auto damaged = ReadTilePart(frag, f, 1, false, 0, 2, &map);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_EQ(damaged.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(damaged.error().message().find(frag.DataFile(f)), std::string::npos)
+      << damaged.error().ToString();
+}
+
+// A sequential reader that the cache's StreamBudget refuses (others hold
+// it) reads chunk parts: the same bytes, no whole tile in the cache, the
+// parts of the tiles a read crosses kept for the next read; once the budget
+// is free again it reads whole tiles.
+TEST_F(PartialReadTest, SequentialReadersPastTheStreamBudgetReadParts) {
+  std::shared_ptr<TileCache> cache;
+  auto view = View(64 << 20, &cache);
+  std::shared_ptr<TileCache> other;
+  auto whole = View(64 << 20, &other)->ReadField("f");
+  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+  StreamShare others;
+  ASSERT_TRUE(others.Ask(cache->stream_budget(), 32 << 20));  // all of it
+  EXPECT_FALSE(StreamShare().Ask(cache->stream_budget(), 1));
+  ReadState state;
+  state.parts = true;
+  constexpr uint64_t kCells = 384 * 512, kRows = 16;  // 16 rows of 512 cells per read
+  std::vector<uint8_t> out(kCells * 8);
+  for (uint64_t i = 0; i < 256 * 512; i += kRows * 512) {
+    auto part = view->ReadFieldRange("f", i, kRows * 512, &state, out.data() + i * 8);
+    ASSERT_TRUE(part.ok()) << part.error().ToString();
+    EXPECT_EQ(cache->used_bytes(), 0u) << "a whole tile decoded at cell " << i;
+    // Both tiles of the rows: one chunk (32 rows) of each, kept.
+    const auto& parts = state.held_parts["f"];
+    ASSERT_EQ(parts.size(), 2u) << i;
+    for (const HeldPart& p : parts) {
+      EXPECT_EQ(p.tile->cell_num, 8192u);
+    }
+  }
+  EXPECT_EQ(state.streams["f"].bytes(), 0u);
+  // The chunk maps are cached: tile (1, 1) of the middle fragment.
+  const FragmentMetadata* mid = view->fragments()[1].get();
+  const int footer = mid->FieldIndex(FieldRef::Attribute(mid->schema().AttributeIndex("f")));
+  auto map = cache->GetChunkMap(TileKey{mid, footer, 1});
+  ASSERT_TRUE(map);
+  EXPECT_EQ(map->size(), 4u);
+  // The budget given back: the next reads take whole tiles (cached).
+  others.Drop();
+  for (uint64_t i = 256 * 512; i < kCells; i += kRows * 512) {
+    auto part = view->ReadFieldRange("f", i, kRows * 512, &state, out.data() + i * 8);
+    ASSERT_TRUE(part.ok()) << part.error().ToString();
+  }
+  EXPECT_GE(cache->used_bytes(), 2u * 128u * 256u * 8u);
+  EXPECT_EQ(out, whole->data);
+  // At the end of the field the reader's share is given back.
+  EXPECT_EQ(state.streams["f"].bytes(), 0u);
+  EXPECT_EQ(cache->stream_budget()->used(), 0u);
+}
+
 // Seeks with a parts state read the same bytes as a whole read and put no
 // tile in the cache; a read that goes on from the last one decodes (and
 // caches) whole tiles.
@@ -230,11 +373,15 @@ TEST_F(PartialReadTest, SeeksReadTheSameBytesWithoutDecodingWholeTiles) {
     }
     if (std::string(name) == "f") {
       EXPECT_EQ(cache->used_bytes(), 0u) << "seeks of f decoded whole tiles";
-      // Going on from the last read: whole tiles, cached.
+      // Going on from the last read: the part the seek decoded (kept), then
+      // past its chunk (32 rows) whole tiles, cached.
       auto seek = view->ReadFieldRange(name, 1000, 10, &state);
       ASSERT_TRUE(seek.ok());
       EXPECT_EQ(cache->used_bytes(), 0u);
-      auto next = view->ReadFieldRange(name, 1010, 10, &state);
+      auto near = view->ReadFieldRange(name, 1010, 10, &state);
+      ASSERT_TRUE(near.ok());
+      EXPECT_EQ(cache->used_bytes(), 0u);
+      auto next = view->ReadFieldRange(name, 1020, 40 * 512, &state);
       ASSERT_TRUE(next.ok());
       EXPECT_GE(cache->used_bytes(), 128u * 256u * 8u);
       // ... and the tiles after it are decoded ahead: all 6 of f.
