@@ -869,24 +869,23 @@ std::optional<uint64_t> DecodedTileBytes(const FragmentMetadata& frag, FieldRef 
   return bytes;
 }
 
-// Decodes, several at once, the tiles of cells [first, end) that neither
-// the cache nor the reader's `held` tiles have (up to a quarter of the
-// cache's budget), so that a read needing a new row of tiles uses every
-// core. Returns them by key: the gather takes them from there, so a cache
-// too small to keep them does not make it decode them again. Errors are
-// left for the gather, which decodes the tile again and reports them.
-HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
-                             const std::vector<int>& field, const std::vector<int>& footer_index,
-                             uint64_t first, uint64_t end, TileCache& cache,
-                             const HeldTiles* held) {
-  struct Missing {
-    TileKey key;
-    uint32_t fragment;
-  };
-  std::vector<Missing> missing;
+// A tile that a read's cells come from.
+struct Crossed {
+  TileKey key;
+  uint32_t fragment;
+};
+
+// The distinct tiles that cells [first, end) come from, in the order the
+// cells need them, up to kMaxCrossedTiles.
+constexpr size_t kMaxCrossedTiles = 4 * kMaxMissingTiles;
+std::vector<Crossed> CrossedTiles(const ViewInputs& in, const CellIndex& index,
+                                  const std::vector<int>& field,
+                                  const std::vector<int>& footer_index, uint64_t first,
+                                  uint64_t end) {
+  std::vector<Crossed> crossed;
   std::unordered_set<TileKey, TileKeyHash> seen;
   TileKey last;
-  for (uint64_t i = first; i < end;) {
+  for (uint64_t i = first; i < end && crossed.size() < kMaxCrossedTiles;) {
     CellRun run = index.RunAt(i, end - i);
     i += run.count;
     const CellRef& r = run.ref;
@@ -894,9 +893,37 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
     TileKey key{in.fragments[r.fragment].get(), footer_index[r.fragment], r.tile};
     if (key == last) continue;
     last = key;
-    if (cache.Contains(key) || (held != nullptr && Find(*held, key))) continue;
-    if (!seen.insert(key).second) continue;
-    missing.push_back({key, r.fragment});
+    if (seen.insert(key).second) crossed.push_back({key, r.fragment});
+  }
+  return crossed;
+}
+
+// The bytes the tiles `crossed` take decoded, as far as `limit` (past it,
+// limit + 1): what a read takes in whole tiles.
+uint64_t CrossedTileBytes(const ViewInputs& in, const std::vector<int>& field,
+                          const std::vector<Crossed>& crossed, uint64_t limit) {
+  uint64_t bytes = 0;
+  for (const Crossed& c : crossed) {
+    if (bytes > limit) break;
+    const FieldRef f = FieldRef::Attribute(field[c.fragment]);
+    bytes += DecodedTileBytes(*in.fragments[c.fragment], f, c.key.tile).value_or(limit + 1);
+  }
+  return std::min(bytes, limit + 1);
+}
+
+// Decodes, several at once, the tiles `crossed` (of a read's cells) that
+// neither the cache nor the reader's `held` tiles have (up to a quarter of
+// the cache's budget), so that a read needing a new row of tiles uses every
+// core. Returns them by key: the gather takes them from there, so a cache
+// too small to keep them does not make it decode them again. Errors are
+// left for the gather, which decodes the tile again and reports them.
+HeldTiles DecodeMissingTiles(const ViewInputs& in, const std::vector<int>& field,
+                             const std::vector<Crossed>& crossed, TileCache& cache,
+                             const HeldTiles* held) {
+  std::vector<Crossed> missing;
+  for (const Crossed& c : crossed) {
+    if (cache.Contains(c.key) || (held != nullptr && Find(*held, c.key))) continue;
+    missing.push_back(c);
     if (missing.size() >= kMaxMissingTiles) break;
   }
   if (missing.size() < 2) return {};
@@ -910,7 +937,7 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const CellIndex& index,
   std::vector<TileKey> keys;
   std::vector<std::shared_ptr<FragmentMetadata>> frags;
   std::vector<TileRequest> requests;
-  for (const Missing& m : missing) {
+  for (const Crossed& m : missing) {
     if (bytes >= limit) break;
     // Being decoded ahead (or by another reader): the gather waits for it.
     if (!cache.BeginDecode(m.key)) continue;
@@ -981,28 +1008,6 @@ void DecodeAhead(const ViewInputs& in, const CellIndex& index, const std::vector
   ahead.to = i;
 }
 
-// The bytes of the whole tiles that cells [first, end) cross, as far as
-// `limit` (past it, limit + 1): what a read takes in whole tiles.
-uint64_t CrossedTileBytes(const ViewInputs& in, const CellIndex& index,
-                          const std::vector<int>& field, const std::vector<int>& footer_index,
-                          uint64_t first, uint64_t end, uint64_t limit) {
-  std::unordered_set<TileKey, TileKeyHash> seen;
-  TileKey last;
-  uint64_t bytes = 0;
-  for (uint64_t i = first; i < end && bytes <= limit;) {
-    CellRun run = index.RunAt(i, end - i);
-    i += run.count;
-    const CellRef& r = run.ref;
-    if (r.fragment == CellRef::kFill || field[r.fragment] < 0) continue;
-    TileKey key{in.fragments[r.fragment].get(), footer_index[r.fragment], r.tile};
-    if (key == last || !seen.insert(key).second) continue;
-    last = key;
-    const FieldRef f = FieldRef::Attribute(field[r.fragment]);
-    bytes += DecodedTileBytes(*in.fragments[r.fragment], f, r.tile).value_or(limit + 1);
-  }
-  return std::min(bytes, limit + 1);
-}
-
 // The part in `parts` of tile `key` that holds cells [from, to], or null.
 const HeldPart* FindPart(const std::vector<HeldPart>& parts, const TileKey& key, uint64_t from,
                          uint64_t to) {
@@ -1010,6 +1015,21 @@ const HeldPart* FindPart(const std::vector<HeldPart>& parts, const TileKey& key,
     if (p.key == key && p.first <= from && to - p.first < p.tile->cell_num) return &p;
   }
   return nullptr;
+}
+
+// The key of the one chunk of tile `key` (its chunks' places: `map`) that
+// holds bytes [lo, hi) in whole cells of `cs` bytes; chunk 0 (none) when
+// the bytes span several chunks.
+TileKey ChunkKey(TileKey key, const ChunkMap& map, uint64_t lo, uint64_t hi, uint64_t cs) {
+  auto a = std::partition_point(map.begin(), map.end(), [lo](const ChunkSpan& c) {
+    return c.unfiltered_offset + c.unfiltered_size <= lo;
+  });
+  key.chunk = 0;
+  if (a != map.end() && hi <= a->unfiltered_offset + a->unfiltered_size &&
+      a->unfiltered_offset % cs == 0 && a->unfiltered_size % cs == 0) {
+    key.chunk = static_cast<uint32_t>(a - map.begin()) + 1;
+  }
+  return key;
 }
 
 // The most bytes of parts a reader keeps per field (ReadState::held_parts).
@@ -1083,21 +1103,20 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   const bool part_field = state != nullptr && state->parts && !var && !attr.nullable &&
                           count <= kPartReadBytes / std::max<uint64_t>(cs, 1);
   bool parts = part_field && !sequential;
+  std::vector<Crossed> crossed;  // the tiles of the read, when it takes whole ones
+  if (!parts) crossed = CrossedTiles(in, index, field, footer_index, first, end);
   StreamShare* share = part_field ? &state->streams[name] : nullptr;
   if (share != nullptr) {
     if (sequential) {
       const uint64_t limit = cache.budget_bytes() / 2;
-      parts = !share->Ask(cache.stream_budget(),
-                          CrossedTileBytes(in, index, field, footer_index, first, end, limit));
+      parts = !share->Ask(cache.stream_budget(), CrossedTileBytes(in, field, crossed, limit));
     } else {
       share->Drop();
     }
   }
   std::vector<HeldPart>* held_parts = part_field ? &state->held_parts[name] : nullptr;
   std::vector<HeldPart> used_parts;  // the parts this gather takes (the next held ones)
-  const HeldTiles ahead =
-      parts ? HeldTiles{}
-            : DecodeMissingTiles(in, index, field, footer_index, first, end, cache, held);
+  const HeldTiles ahead = parts ? HeldTiles{} : DecodeMissingTiles(in, field, crossed, cache, held);
   // Tiles at hand, a few slots by (fragment, tile): views whose runs
   // alternate between fragments go to the shared cache once per tile, not
   // once per run.
@@ -1161,21 +1180,40 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
         slot.t = kept->tile;
       } else if (!tile && parts) {
         // Only the chunks of the run's cells; the tile's chunk map (cached)
-        // lets the next parts of the tile read only their own chunks.
+        // lets the next parts of the tile read only their own chunks. A
+        // run within one chunk takes that chunk alone, shared with other
+        // readers through the cache.
         std::shared_ptr<const ChunkMap> map = cache.GetChunkMap(key);
         const bool mapped = map != nullptr;
-        ASSIGN_OR_RETURN(TilePart part,
-                         ReadTilePart(frag, FieldRef::Attribute(field[r.fragment]), r.tile,
-                                      in.encrypted, r.pos, last_pos + 1, &map));
-        if (!mapped) cache.PutChunkMap(key, std::move(map), in.fragments[r.fragment]);
-        if (part.tile.cell_size != cs) {
-          return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
-                                            frag.dir(), name, part.tile.cell_size, cs));
-        }
+        const uint64_t lo = uint64_t{r.pos} * cs, hi = (last_pos + 1) * cs;
+        TileKey chunk_key = map ? ChunkKey(key, *map, lo, hi, cs) : key;
+        std::shared_ptr<const DecodedTile> shared =
+            chunk_key.chunk != 0 ? cache.Get(chunk_key) : nullptr;
         slot.fragment = r.fragment;
         slot.tile = r.tile;
-        slot.first = part.first;
-        slot.t = std::make_shared<const DecodedTile>(std::move(part.tile));
+        if (shared) {
+          slot.first = (*map)[chunk_key.chunk - 1].unfiltered_offset / cs;
+          slot.t = std::move(shared);
+        } else {
+          ASSIGN_OR_RETURN(TilePart part,
+                           ReadTilePart(frag, FieldRef::Attribute(field[r.fragment]), r.tile,
+                                        in.encrypted, r.pos, last_pos + 1, &map));
+          if (!mapped) cache.PutChunkMap(key, map, in.fragments[r.fragment]);
+          if (part.tile.cell_size != cs) {
+            return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
+                                              frag.dir(), name, part.tile.cell_size, cs));
+          }
+          if (!mapped && map) chunk_key = ChunkKey(key, *map, lo, hi, cs);
+          slot.first = part.first;
+          slot.t = std::make_shared<const DecodedTile>(std::move(part.tile));
+          if (chunk_key.chunk != 0) {
+            const ChunkSpan& c = (*map)[chunk_key.chunk - 1];
+            if (c.unfiltered_offset == slot.first * cs &&
+                c.unfiltered_size == slot.t->cell_num * cs) {
+              slot.t = cache.Put(chunk_key, slot.t, in.fragments[r.fragment]);
+            }
+          }
+        }
         if (held_parts != nullptr) used_parts.push_back({key, slot.first, slot.t});
       } else {
         if (!tile) {

@@ -28,6 +28,7 @@ struct TileKey {
   const FragmentMetadata* fragment = nullptr;
   int field = 0;  // footer field index
   uint64_t tile = 0;
+  uint32_t chunk = 0;  // 0: the whole tile; k: its chunk k - 1 alone (a part)
   bool operator==(const TileKey&) const = default;
 };
 
@@ -36,6 +37,7 @@ struct TileKeyHash {
     size_t h = std::hash<const void*>()(k.fragment);
     h ^= std::hash<uint64_t>()(k.tile) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     h ^= std::hash<int>()(k.field) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= std::hash<uint32_t>()(k.chunk) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     return h;
   }
 };
