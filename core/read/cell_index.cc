@@ -1185,6 +1185,7 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
         // readers through the cache.
         std::shared_ptr<const ChunkMap> map = cache.GetChunkMap(key);
         const bool mapped = map != nullptr;
+        const ChunkMap* map_before = map.get();
         const uint64_t lo = uint64_t{r.pos} * cs, hi = (last_pos + 1) * cs;
         TileKey chunk_key = map ? ChunkKey(key, *map, lo, hi, cs) : key;
         std::shared_ptr<const DecodedTile> shared =
@@ -1203,10 +1204,11 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
             return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
                                               frag.dir(), name, part.tile.cell_size, cs));
           }
-          if (!mapped && map) chunk_key = ChunkKey(key, *map, lo, hi, cs);
+          // A map made here (or made again: the cached one did not fit).
+          if (map && map.get() != map_before) chunk_key = ChunkKey(key, *map, lo, hi, cs);
           slot.first = part.first;
           slot.t = std::make_shared<const DecodedTile>(std::move(part.tile));
-          if (chunk_key.chunk != 0) {
+          if (chunk_key.chunk != 0 && map && chunk_key.chunk <= map->size()) {
             const ChunkSpan& c = (*map)[chunk_key.chunk - 1];
             if (c.unfiltered_offset == slot.first * cs &&
                 c.unfiltered_size == slot.t->cell_num * cs) {
