@@ -457,7 +457,8 @@ Result<ByteVec> UnfilterChunkRecords(const FilterPipeline& pipeline, Bytes recor
   }
   ASSIGN_OR_RETURN(std::vector<Stage> stages, BuildStages(pipeline, ctx));
   ByteVec out;
-  out.reserve(total);
+  // As UnfilterTile: reserve only what the stored bytes make plausible.
+  out.reserve(std::min<uint64_t>(total, uint64_t{records.size()} * 64 + 4096));
   for (const Chunk& c : chunks) {
     Status s = UnfilterChunk(stages, pipeline, c, ctx, nullptr, &out);
     if (!s.ok()) return s.error().WithContext(Where(ctx));
