@@ -1021,13 +1021,10 @@ const HeldPart* FindPart(const std::vector<HeldPart>& parts, const TileKey& key,
 // holds bytes [lo, hi) in whole cells of `cs` bytes; chunk 0 (none) when
 // the bytes span several chunks.
 TileKey ChunkKey(TileKey key, const ChunkMap& map, uint64_t lo, uint64_t hi, uint64_t cs) {
-  auto a = std::partition_point(map.begin(), map.end(), [lo](const ChunkSpan& c) {
-    return c.unfiltered_offset + c.unfiltered_size <= lo;
-  });
+  const auto [a, b] = ChunksHolding(map, lo, hi);
   key.chunk = 0;
-  if (a != map.end() && hi <= a->unfiltered_offset + a->unfiltered_size &&
-      a->unfiltered_offset % cs == 0 && a->unfiltered_size % cs == 0) {
-    key.chunk = static_cast<uint32_t>(a - map.begin()) + 1;
+  if (b == a + 1 && map[a].unfiltered_offset % cs == 0 && map[a].unfiltered_size % cs == 0) {
+    key.chunk = static_cast<uint32_t>(a) + 1;
   }
   return key;
 }
@@ -1185,7 +1182,6 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
         // readers through the cache.
         std::shared_ptr<const ChunkMap> map = cache.GetChunkMap(key);
         const bool mapped = map != nullptr;
-        const ChunkMap* map_before = map.get();
         const uint64_t lo = uint64_t{r.pos} * cs, hi = (last_pos + 1) * cs;
         TileKey chunk_key = map ? ChunkKey(key, *map, lo, hi, cs) : key;
         std::shared_ptr<const DecodedTile> shared =
@@ -1199,16 +1195,17 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
           ASSIGN_OR_RETURN(TilePart part,
                            ReadTilePart(frag, FieldRef::Attribute(field[r.fragment]), r.tile,
                                         in.encrypted, r.pos, last_pos + 1, &map));
-          if (!mapped) cache.PutChunkMap(key, map, in.fragments[r.fragment]);
           if (part.tile.cell_size != cs) {
             return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
                                               frag.dir(), name, part.tile.cell_size, cs));
           }
-          // A map made here (or made again: the cached one did not fit).
-          if (map && map.get() != map_before) chunk_key = ChunkKey(key, *map, lo, hi, cs);
+          if (!mapped && map) {  // made by this read
+            cache.PutChunkMap(key, map, in.fragments[r.fragment]);
+            chunk_key = ChunkKey(key, *map, lo, hi, cs);
+          }
           slot.first = part.first;
           slot.t = std::make_shared<const DecodedTile>(std::move(part.tile));
-          if (chunk_key.chunk != 0 && map && chunk_key.chunk <= map->size()) {
+          if (chunk_key.chunk != 0) {
             const ChunkSpan& c = (*map)[chunk_key.chunk - 1];
             if (c.unfiltered_offset == slot.first * cs &&
                 c.unfiltered_size == slot.t->cell_num * cs) {

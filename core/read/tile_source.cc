@@ -285,6 +285,15 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
   return out;
 }
 
+std::pair<size_t, size_t> ChunksHolding(const ChunkMap& map, uint64_t lo, uint64_t hi) {
+  auto a = std::partition_point(map.begin(), map.end(), [lo](const ChunkSpan& c) {
+    return c.unfiltered_offset + c.unfiltered_size <= lo;
+  });
+  auto b = std::partition_point(a, map.end(),
+                                [hi](const ChunkSpan& c) { return c.unfiltered_offset < hi; });
+  return {static_cast<size_t>(a - map.begin()), static_cast<size_t>(b - map.begin())};
+}
+
 Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
                               bool encrypted, uint64_t from, uint64_t to,
                               std::shared_ptr<const ChunkMap>* map) {
@@ -315,22 +324,20 @@ Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, 
   ctx.expected_size = want;  // the chunks must add up to the whole tile
   uint64_t start = 0;
   ByteVec bytes;
-  if (map != nullptr && *map && !(*map)->empty() &&
-      (*map)->back().unfiltered_offset + (*map)->back().unfiltered_size == want) {
+  if (map != nullptr && *map) {
     // Only the records of the chunks holding bytes [from * cs, to * cs).
     const ChunkMap& m = **map;
-    const uint64_t lo = from * cs, hi = to * cs;
-    auto a = std::partition_point(m.begin(), m.end(), [lo](const ChunkSpan& c) {
-      return c.unfiltered_offset + c.unfiltered_size <= lo;
-    });
-    auto b = std::partition_point(a, m.end(),
-                                  [hi](const ChunkSpan& c) { return c.unfiltered_offset < hi; });
-    if (a == b) {
-      return Error::Corrupt(fmt::format("{}: tile {} at offset {}: no chunk holds bytes [{}, {})",
-                                        file, tile, loc.offset, lo, hi));
+    if (m.empty() || m.back().unfiltered_offset + m.back().unfiltered_size != want) {
+      return Error::Corrupt(fmt::format("{}: tile {} at offset {}: chunk map not of this tile",
+                                        file, tile, loc.offset));
     }
-    const uint64_t rec_from = a->stored_offset;
-    const uint64_t rec_to = (b - 1)->stored_offset + (b - 1)->stored_size;
+    const auto [a, b] = ChunksHolding(m, from * cs, to * cs);
+    if (a == b) {
+      return Error::Corrupt(fmt::format("{}: tile {} at offset {}: no chunk holds cells [{}, {})",
+                                        file, tile, loc.offset, from, to));
+    }
+    const uint64_t rec_from = m[a].stored_offset;
+    const uint64_t rec_to = m[b - 1].stored_offset + m[b - 1].stored_size;
     if (rec_to > loc.size || rec_to <= rec_from) {
       return Error::Corrupt(fmt::format("{}: tile {} at offset {}: chunks past its {} bytes", file,
                                         tile, loc.offset, loc.size));
@@ -338,19 +345,20 @@ Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, 
     ASSIGN_OR_RETURN(ByteVec raw,
                      ReadRange(fragment, file, {loc.offset + rec_from, rec_to - rec_from}));
     ctx.file_offset = loc.offset + rec_from;
-    ASSIGN_OR_RETURN(bytes, UnfilterChunkRecords(*shape.filters, raw,
-                                                 std::span(a, static_cast<size_t>(b - a)), ctx));
-    start = a->unfiltered_offset;
+    ASSIGN_OR_RETURN(
+        bytes, UnfilterChunkRecords(*shape.filters, raw, std::span(m).subspan(a, b - a), ctx));
+    start = m[a].unfiltered_offset;
   } else {
     ASSIGN_OR_RETURN(ByteVec raw, ReadRange(fragment, file, loc));
+    ASSIGN_OR_RETURN(bytes,
+                     UnfilterTileRange(*shape.filters, raw, ctx, from * cs, to * cs, &start));
     if (map != nullptr) {
-      // The chunks' places, for the next parts of this tile.
+      // The chunks' places, for the next parts of this tile (their sizes
+      // were just checked against the tile's).
       auto spans = MapChunks(raw, loc.offset);
       if (!spans.ok()) return spans.error().WithContext(file);
       *map = std::make_shared<const ChunkMap>(std::move(spans).value());
     }
-    ASSIGN_OR_RETURN(bytes,
-                     UnfilterTileRange(*shape.filters, raw, ctx, from * cs, to * cs, &start));
   }
   if (start % cs != 0 || bytes.size() % cs != 0) {  // chunks cut cells: decode it all
     ASSIGN_OR_RETURN(part.tile, ReadTile(fragment, field, tile, encrypted));

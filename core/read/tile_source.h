@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/fragment/fragment_metadata.h"
@@ -73,14 +74,19 @@ struct TilePart {
 // that later parts of the tile read only their chunks' bytes.
 using ChunkMap = std::vector<ChunkSpan>;
 
+// The chunks [first, second) of `map` that hold bytes [lo, hi) of the
+// unfiltered tile (empty when none does).
+std::pair<size_t, size_t> ChunksHolding(const ChunkMap& map, uint64_t lo, uint64_t hi);
+
 // The cells of tile `tile` of `field` that the chunks holding cells [from,
 // to) give, decoding only those chunks (a random read needing a few cells
 // of a big tile, a reader streaming through many tiles at once). Fixed-size,
 // non-nullable fields whose chunks hold whole cells; any other field, or
 // chunks that cut a cell, get the whole tile (first 0).
 // With `map`: if *map is set (a map of this tile from an earlier call),
-// only the records of those chunks are read; otherwise the whole stored
-// tile is read, as without `map`, and *map is set to its chunks' places.
+// only the records of those chunks are read (a map that does not add up to
+// the tile is kCorrupt); otherwise the whole stored tile is read, as
+// without `map`, and on success *map is set to its chunks' places.
 // Same errors as ReadTile, for the chunks decoded; kInvalidArgument when
 // [from, to) is empty or not within the tile.
 Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
