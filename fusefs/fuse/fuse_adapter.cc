@@ -36,8 +36,9 @@ struct FileHandle {
   std::mutex mu;
 };
 
-// An open directory: the listing taken at opendir, so that readdir serves
-// offsets from one consistent snapshot and cannot fail after the first entry.
+// An open directory (kernels that send OPENDIR): the listing taken at
+// opendir, so that readdir serves offsets from one consistent snapshot and
+// cannot fail after the first entry. Otherwise listings.h holds it.
 struct DirHandle {
   std::string path;
   std::vector<DirEntryAttr> entries;
@@ -182,6 +183,13 @@ struct FuseOps {
     // folder past the first chunk costs the kernel a LOOKUP when entered
     // (find over fragments/ and history/: one per folder).
     conn->want &= ~static_cast<unsigned>(FUSE_CAP_READDIRPLUS_AUTO);
+    // Folders listed without OPENDIR and RELEASEDIR (listings.h): the first
+    // OPENDIR answers ENOSYS and the kernel sends no other.
+    auto* self = static_cast<FuseAdapter*>(userdata);
+    if ((conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) && !self->options_.list_with_opendir) {
+      conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+      self->no_opendir_ = true;
+    }
   }
 
   // ---- names and attributes
@@ -361,6 +369,7 @@ struct FuseOps {
   static void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
     Guard(req, "list", [&] {
       FuseAdapter& self = Self(req);
+      if (self.no_opendir_) return ReplyErr(req, ENOSYS);
       auto node = NodeOrReply(req, ino);
       if (!node) return;
       auto entries = self.tree_->List(node->path);
@@ -376,29 +385,70 @@ struct FuseOps {
     });
   }
 
-  // Offsets: 0 = start, k = after the k-th entry ("." and ".." come first).
+  // Offsets: 0 = start, k = after the k-th entry ("." and ".." come first),
+  // in the low 32 bits; the high bits name the listing (listings.h), 0 for
+  // the one an open handle holds.
   static void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
                       bool plus) {
     FuseAdapter& self = Self(req);
-    auto* h = reinterpret_cast<DirHandle*>(fi->fh);
     if (off < 0) return ReplyErr(req, EINVAL);
+    std::string path;
+    const std::vector<DirEntryAttr>* entries = nullptr;
+    Listings::Entries listing;  // held for this call
+    uint64_t id = 0;
+    bool live = false;
+    if (fi->fh != 0) {
+      const auto* h = reinterpret_cast<const DirHandle*>(fi->fh);
+      path = h->path;
+      entries = &h->entries;
+    } else {
+      auto node = NodeOrReply(req, ino);
+      if (!node) return;
+      path = node->path;
+      live = !node->immutable;
+      id = Listings::IdOf(off);
+      if (id != 0) listing = self.listings_.Find(ino, id);
+      if (!listing) {
+        auto listed = self.tree_->List(path);
+        if (!listed.ok()) return ReplyError(req, "list", path, listed.error());
+        listing = std::make_shared<const std::vector<DirEntryAttr>>(std::move(listed).value());
+        if (listing->size() + 2 > Listings::kMaxPosition) {
+          self.Log("cannot list " + Display(path) + ": too many entries");
+          return ReplyErr(req, EOVERFLOW);
+        }
+        id = self.listings_.Add(ino, listing);
+      }
+      entries = listing.get();
+    }
+    const size_t start = Listings::PositionOf(off);
+    const size_t total = entries->size() + 2;
+    if (start >= total) {
+      if (id != 0) self.listings_.Done(id);
+      fuse_reply_buf(req, nullptr, 0);
+      // Without OPENDIR the kernel keeps every listing it read to the end
+      // (FOPEN_CACHE_DIR is its default then) and serves the next ones from
+      // it while the folder's mtime stays the same. A live folder's entries
+      // change without that (a consolidation, a vacuum), so its listing is
+      // dropped once read: each listing of it comes from here.
+      if (live) self.DropListingSoon(ino);
+      return;
+    }
     size = std::min(size, FuseAdapter::kMaxRead);
     // One buffer per FUSE worker thread, as for reads; not zeroed: only the
     // `used` bytes the entries fill are sent.
     thread_local std::unique_ptr<char[]> buf;
     if (!buf) buf.reset(new char[FuseAdapter::kMaxRead]);
     size_t used = 0;
-    const size_t total = h->entries.size() + 2;
-    for (size_t i = static_cast<size_t>(off); i < total; ++i) {
+    for (size_t i = start; i < total; ++i) {
       const bool dot = i < 2;
-      const char* name = i == 0 ? "." : i == 1 ? ".." : h->entries[i - 2].name.c_str();
-      const off_t next = static_cast<off_t>(i + 1);
+      const char* name = i == 0 ? "." : i == 1 ? ".." : (*entries)[i - 2].name.c_str();
+      const off_t next = Listings::Offset(id, i + 1);
       char* at = buf.get() + used;
       const size_t room = size - used;
       size_t need;
       if (dot) {
         struct stat st {};
-        st.st_ino = i == 0 ? ino : self.inodes_.Peek(ParentPath(h->path));
+        st.st_ino = i == 0 ? ino : self.inodes_.Peek(ParentPath(path));
         st.st_mode = S_IFDIR;
         if (plus) {
           // "." and ".." are not looked up by readdirplus (no count).
@@ -409,7 +459,7 @@ struct FuseOps {
           need = fuse_add_direntry(req, at, room, name, &st, next);
         }
       } else {
-        const DirEntryAttr& entry = h->entries[i - 2];
+        const DirEntryAttr& entry = (*entries)[i - 2];
         if (plus) {
           if (fuse_add_direntry_plus(req, nullptr, 0, name, nullptr, 0) > room) break;
           fuse_entry_param e{};
@@ -418,21 +468,21 @@ struct FuseOps {
             // alone (inode 0), the kernel looks the entry up when it needs
             // more. `ls` and `find` never make the daemon render a file.
             e.attr.st_mode = ModeOf(entry.attr.type);
-            e.attr.st_ino = self.inodes_.PeekChild(h->path, entry.name);
+            e.attr.st_ino = self.inodes_.PeekChild(path, entry.name);
           } else if (!FillStat(self, 0, entry.attr, &e.attr)) {
             // Cannot be described: list it without attributes (the lookup
             // that follows reports EOVERFLOW).
             e.attr.st_mode = ModeOf(entry.attr.type);
-            e.attr.st_ino = self.inodes_.PeekChild(h->path, entry.name);
+            e.attr.st_ino = self.inodes_.PeekChild(path, entry.name);
           } else {
-            e.ino = self.inodes_.LookupChild(h->path, entry.name, entry.attr.immutable);
+            e.ino = self.inodes_.LookupChild(path, entry.name, entry.attr.immutable);
             FillStat(self, e.ino, ForKernel(self, e.ino, entry.attr), &e.attr);
             e.attr_timeout = e.entry_timeout = Timeout(self, entry.attr.immutable);
           }
           need = fuse_add_direntry_plus(req, at, room, name, &e, next);
         } else {
           struct stat st {};
-          st.st_ino = self.inodes_.PeekChild(h->path, entry.name);
+          st.st_ino = self.inodes_.PeekChild(path, entry.name);
           st.st_mode = ModeOf(entry.attr.type);
           need = fuse_add_direntry(req, at, room, name, &st, next);
         }
@@ -674,8 +724,7 @@ core::Status FuseAdapter::Serve() {
     std::lock_guard lock(watch_mu_);
     stop_watch_ = false;
   }
-  std::thread watcher;
-  if (options_.refresh_interval_s > 0) watcher = std::thread([this] { Watch(); });
+  std::thread watcher([this] { Watch(); });
   int rc;
   if (config_.single_thread) {
     rc = fuse_session_loop(session_);
@@ -711,13 +760,43 @@ core::Status FuseAdapter::Serve() {
   return core::Ok();
 }
 
+void FuseAdapter::DropListingSoon(uint64_t ino) {
+  {
+    std::lock_guard lock(watch_mu_);
+    listed_live_.push_back(ino);
+  }
+  watch_cv_.notify_all();
+}
+
 void FuseAdapter::Watch() {
-  const auto period = std::chrono::duration<double>(options_.refresh_interval_s);
+  const bool recheck = options_.refresh_interval_s > 0;
+  const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(recheck ? options_.refresh_interval_s : 1.0));
+  auto next = std::chrono::steady_clock::now() + period;
   std::optional<uint64_t> seen;
   std::string last_error;
   std::unique_lock lock(watch_mu_);
-  while (!watch_cv_.wait_for(lock, period, [this] { return stop_watch_; })) {
+  const auto woken = [this] { return stop_watch_ || !listed_live_.empty(); };
+  while (true) {
+    if (recheck) {
+      watch_cv_.wait_until(lock, next, woken);
+    } else {
+      watch_cv_.wait(lock, woken);
+    }
+    if (stop_watch_) break;
+    std::vector<uint64_t> listed;
+    listed.swap(listed_live_);
     lock.unlock();
+    // Offset 0, length 0: the folder's cached pages (its listing) and its
+    // attributes. Errors (ENOENT: the kernel dropped the node) change nothing.
+    for (uint64_t ino : listed) {
+      if (session_ != nullptr) fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+    }
+    if (!recheck || std::chrono::steady_clock::now() < next) {
+      lock.lock();
+      continue;
+    }
+    next = std::chrono::steady_clock::now() + period;
     try {
       auto epoch = tree_->Refresh();
       if (!epoch.ok()) {

@@ -37,9 +37,15 @@
 // - Read fills the whole request except at end of file; an error after some
 //   bytes were read fails the whole request (a short read would look like
 //   end of file). An open file reads the snapshot it was opened on.
-// - readdir lists the snapshot taken at opendir, so it can only fail before
-//   the first entry (at opendir); offsets are entry indices, so a listing
-//   continues correctly across requests. readdirplus gives attributes too.
+// - Folders are listed without OPENDIR and RELEASEDIR where the kernel
+//   allows it (listings.h): two round trips per folder instead of four. Each
+//   listing reads the snapshot taken at its first request to the end, so it
+//   can only fail before the first entry; offsets carry the listing and the
+//   entry index, so a listing continues correctly across requests. The
+//   kernel keeps finished listings; those of live folders are dropped as
+//   soon as they are read (the watcher does it), so that each listing of a
+//   live folder is new. Kernels without that support get OPENDIR, which
+//   takes the snapshot. readdirplus gives attributes too.
 // - Reads and readahead of up to 1 MiB per request (max_read, max_readahead,
 //   and the mount's read_ahead_kb raised to match: readahead.h).
 //
@@ -61,6 +67,7 @@
 
 #include "fusefs/fuse/inode_table.h"
 #include "fusefs/fuse/kernel_cache.h"
+#include "fusefs/fuse/listings.h"
 #include "fusefs/model/tree.h"
 
 struct fuse_session;
@@ -76,6 +83,9 @@ struct AdapterOptions {
   double live_timeout_s = 1.0;
   double immutable_timeout_s = 365.0 * 24 * 3600;
   double refresh_interval_s = 1.0;  // the watcher's period; 0: no watcher
+  // Lists folders through OPENDIR even where the kernel can do without (the
+  // path older kernels take; tests/mount/adapter_mount_test.py runs both).
+  bool list_with_opendir = false;
 };
 
 struct MountConfig {
@@ -132,6 +142,8 @@ class FuseAdapter {
   void Log(const std::string& line) const;
   // The watcher (see the top): runs until stop_watch_ is set.
   void Watch();
+  // Has the watcher drop the kernel's listing of live folder `ino`.
+  void DropListingSoon(uint64_t ino);
   // Tells the kernel to drop what it keeps of every immutable node.
   void InvalidateImmutable();
 
@@ -146,12 +158,18 @@ class FuseAdapter {
   AdapterOptions options_;
   InodeTable inodes_;
   KernelCache kernel_cache_;
+  // Set at init when the kernel lists folders without OPENDIR (listings.h).
+  bool no_opendir_ = false;
+  Listings listings_;
   std::mutex handles_mu_;
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> files_;
   std::unordered_map<const DirHandle*, std::unique_ptr<DirHandle>> dirs_;
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;
   bool stop_watch_ = false;
+  // Live folders listed to the end, whose listing the kernel now holds: the
+  // watcher tells the kernel to drop it (see ReadDir). Under watch_mu_.
+  std::vector<uint64_t> listed_live_;
   MountConfig config_;
   ::fuse_session* session_ = nullptr;
   bool mounted_ = false;

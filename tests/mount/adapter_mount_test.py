@@ -8,14 +8,15 @@ Checks: the command returns only once mounted; /proc/mounts (ro, type,
 source); ls -l modes and owner; stat sizes, blocks, mtimes vs wc -c and
 contents; whole, ranged, parallel, mmap reads (big file, a tree whose reads
 come in small pieces); readdir of 2000 entries (ls, find, os.scandir d_ino
-== st_ino); inode numbers stable after the kernel forgets; live files are
+== st_ino); each listing of a live folder one snapshot; inode numbers stable after the kernel forgets; live files are
 re-read on open, immutable ones kernel-cached; errors (corrupt -> EIO, key
 -> EIO, an exception in the tree -> EIO and the daemon lives on, a
 failing listing -> EIO, missing -> ENOENT) and their one log line; every
 mutating call -> EROFS, both from the kernel ('ro' mount) and from the
 adapter itself (a writable kernel mount); cp -r + diff -r; du; statfs;
 xattrs; unmount ends the daemon; foreground mode stops on SIGTERM and on
-unmount; single-threaded mode. Exits 77 without /dev/fuse.
+unmount; single-threaded mode; folders listed through OPENDIR. Exits 77
+without /dev/fuse.
 """
 import errno
 import hashlib
@@ -56,7 +57,7 @@ EXPECTED = {
 for i in range(2000):
     EXPECTED[f"many/f{i:04d}"] = f"f{i:04d}\n".encode()
 ROOT_NAMES = {"hello.txt", "empty", "big.bin", "chunky.bin", "name, with %2F.txt",
-              "counter.txt", "dir", "many", "history", "broken"}
+              "counter.txt", "dir", "many", "history", "broken", "growing"}
 
 
 def mount_daemon(c, exe, mnt, *extra):
@@ -82,7 +83,7 @@ def check_listing_and_stat(c, mnt):
     for line in lines:
         mode, _, owner = line.split()[:3]
         name = line.split(None, 8)[-1]
-        want = "dr-xr-xr-x" if name in ("dir", "many", "history", "broken") else "-r--r--r--"
+        want = "dr-xr-xr-x" if name in ("dir", "many", "history", "broken", "growing") else "-r--r--r--"
         c.eq(mode, want, f"ls -l mode of {name}")
         c.eq(owner, user, f"ls -l owner of {name}")
 
@@ -170,7 +171,8 @@ def check_readdir_and_inodes(c, mnt):
     many = os.path.join(mnt, "many")
     c.eq(sorted(os.listdir(many)), [f"f{i:04d}" for i in range(2000)], "2000 entries")
     c.eq(ml.sh(f"ls '{many}' | wc -l").stdout.strip(), b"2000", "ls | wc -l")
-    p = ml.run(["find", mnt, "-path", f"{mnt}/broken", "-prune", "-o", "-type", "f", "-print"])
+    p = ml.run(["find", mnt, "(", "-path", f"{mnt}/broken", "-o", "-path", f"{mnt}/growing", ")",
+                "-prune", "-o", "-type", "f", "-print"])
     found = {os.path.relpath(x, mnt) for x in p.stdout.decode().splitlines()}
     c.eq(found, set(EXPECTED) | {"counter.txt", f"{FROZEN}/counter.txt"}, "find -type f")
     # Stable inode numbers: readdir's d_ino equals stat's st_ino...
@@ -203,6 +205,31 @@ def check_readdir_and_inodes(c, mnt):
          f"two snapshots of a live file open at once each read their own: {a1} {b1} {a2} {b2}")
     frozen = os.path.join(mnt, FROZEN, "counter.txt")
     c.eq(read(frozen), read(frozen), "an immutable file is kernel-cached (keep_cache)")
+
+
+def check_live_listing(c, mnt):
+    """Each lister of a live folder reads its own snapshot to the end, even
+    when another lister starts over in between and sees one more entry."""
+    d = os.path.join(mnt, "growing")
+    with os.scandir(d) as it:
+        first = [next(it).name for _ in range(10)]
+        other = os.listdir(d)
+        mine = first + [e.name for e in it]
+    c.eq(len(set(mine)), len(mine), "no entry twice in one listing of a live folder")
+    c.eq(sorted(mine), [f"g{i:04d}" for i in range(len(mine))], "one listing is one snapshot")
+    c.eq(len(other), len(mine) + 1, "a listing started in between saw the next snapshot")
+    # The kernel keeps a listing read to the end; the daemon has it drop
+    # those of live folders right after (from another thread: allow a moment).
+    later = []
+
+    def newer():
+        later.append(os.listdir(d))
+        return len(later[-1]) > len(other)
+
+    c.ok(ml.wait_until(newer, 10), "a listing after both sees a later snapshot",
+         f"{len(later[-1])} entries")
+    c.eq(sorted(later[-1]), [f"g{i:04d}" for i in range(len(later[-1]))],
+         "that listing is one snapshot too")
 
 
 def check_errors(c, mnt):
@@ -346,6 +373,7 @@ def main():
             check_listing_and_stat(c, mnt)
             check_reads(c, mnt)
             check_readdir_and_inodes(c, mnt)
+            check_live_listing(c, mnt)
             check_errors(c, mnt)
             check_erofs(c, mnt, "kernel")
             check_copy_and_du(c, mnt, tmp)
@@ -361,6 +389,16 @@ def main():
             c.ok(entry is not None and "rw" in entry[2], "writable kernel mount for this pass")
             check_erofs(c, mnt2, "adapter")
             ml.unmount(mnt2)
+
+        # Folders listed through OPENDIR, as on kernels without
+        # FUSE_CAP_NO_OPENDIR_SUPPORT.
+        mnt4 = tmp.sub("opendir")
+        if mount_daemon(c, exe, mnt4, "--opendir"):
+            check_readdir_and_inodes(c, mnt4)
+            check_live_listing(c, mnt4)
+            c.eq(ml.errno_of(os.listdir, os.path.join(mnt4, "broken/unlistable")), errno.EIO,
+                 "a failing listing -> EIO (--opendir)")
+            ml.unmount(mnt4)
 
         # Single-threaded loop.
         mnt3 = tmp.sub("single")

@@ -1,8 +1,9 @@
 // tiledbfs_fake_mount: mounts the FakeTree (fake_tree.h) through the real
 // FuseAdapter, for tests/mount/adapter_mount_test.py.
-//   tiledbfs_fake_mount [-f] [-s] [--writable-kernel-mount] MOUNTPOINT
+//   tiledbfs_fake_mount [-f] [-s] [--writable-kernel-mount] [--opendir] MOUNTPOINT
 // --writable-kernel-mount leaves the kernel mount read-write, so that
 // mutating requests reach the adapter and its own EROFS answers are tested.
+// --opendir lists folders through OPENDIR (AdapterOptions::list_with_opendir).
 // Exit codes as tiledbfs: 1 usage, 4 mount problem.
 #include <unistd.h>
 
@@ -17,7 +18,7 @@
 
 int main(int argc, char** argv) {
   namespace fs = tiledbfs::fusefs;
-  bool foreground = false, single = false, writable = false;
+  bool foreground = false, single = false, writable = false, opendir = false;
   std::string mountpoint;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -27,15 +28,19 @@ int main(int argc, char** argv) {
       single = true;
     } else if (a == "--writable-kernel-mount") {
       writable = true;
+    } else if (a == "--opendir") {
+      opendir = true;
     } else if (mountpoint.empty() && a[0] != '-') {
       mountpoint = a;
     } else {
-      std::fprintf(stderr, "usage: %s [-f] [-s] [--writable-kernel-mount] MOUNTPOINT\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [-f] [-s] [--writable-kernel-mount] [--opendir] MOUNTPOINT\n",
+                   argv[0]);
       return 1;
     }
   }
   if (mountpoint.empty()) {
-    std::fprintf(stderr, "usage: %s [-f] [-s] [--writable-kernel-mount] MOUNTPOINT\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [-f] [-s] [--writable-kernel-mount] [--opendir] MOUNTPOINT\n",
+                 argv[0]);
     return 1;
   }
   char real[PATH_MAX];
@@ -46,6 +51,7 @@ int main(int argc, char** argv) {
   fs::AdapterOptions options;
   options.uid = ::getuid();
   options.gid = ::getgid();
+  options.list_with_opendir = opendir;
   fs::FuseAdapter adapter(std::make_unique<fs::testing::FakeTree>(), options);
   fs::MountConfig config;
   config.mountpoint = real;

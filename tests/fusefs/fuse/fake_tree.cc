@@ -106,9 +106,35 @@ FakeTree::FakeTree() {
   AddFile("broken/throws.bin", text(std::string(10, 't')), 10, false, Node::Fault::kReadThrows);
   AddDir("broken/unlistable");
   nodes_["broken/unlistable"].fault = Node::Fault::kListCorrupt;
+  AddDir("growing");
+  nodes_["growing"].fault = Node::Fault::kGrowing;
 }
 
+namespace {
+
+// "growing/g0042" -> 42; -1 for any other path.
+int GrowingIndex(const std::string& path) {
+  const std::string prefix = "growing/g";
+  if (path.size() != prefix.size() + 4 || path.compare(0, prefix.size(), prefix) != 0) return -1;
+  int n = 0;
+  for (size_t i = prefix.size(); i < path.size(); ++i) {
+    if (path[i] < '0' || path[i] > '9') return -1;
+    n = n * 10 + (path[i] - '0');
+  }
+  return n;
+}
+
+NodeAttr GrowingFile() {
+  NodeAttr a;
+  a.type = NodeType::kFile;
+  a.mtime_ms = kLiveMtime;
+  return a;
+}
+
+}  // namespace
+
 Result<NodeAttr> FakeTree::GetAttr(const std::string& path) {
+  if (const int g = GrowingIndex(path); g >= 0 && g < 1000 + growing_lists_) return GrowingFile();
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return Error::NotFound("no such file: " + path);
   return it->second.attr;
@@ -124,6 +150,15 @@ Result<std::vector<DirEntryAttr>> FakeTree::List(const std::string& path) {
     return Error::Corrupt("__schema/__1_1_x: bad attribute count");
   }
   std::vector<DirEntryAttr> out;
+  if (it->second.fault == Node::Fault::kGrowing) {
+    const int count = 1000 + ++growing_lists_;
+    for (int i = 0; i < count; ++i) {
+      char name[16];
+      std::snprintf(name, sizeof(name), "g%04d", i);
+      out.push_back({name, GrowingFile()});
+    }
+    return out;
+  }
   for (const auto& [p, n] : nodes_) {
     if (p.empty() || ParentPath(p) != path) continue;
     out.push_back({p.substr(path.empty() ? 0 : path.size() + 1), n.attr});
@@ -132,6 +167,9 @@ Result<std::vector<DirEntryAttr>> FakeTree::List(const std::string& path) {
 }
 
 Result<std::unique_ptr<OpenFile>> FakeTree::Open(const std::string& path) {
+  if (const int g = GrowingIndex(path); g >= 0 && g < 1000 + growing_lists_) {
+    return std::unique_ptr<OpenFile>(std::make_unique<StringFile>("", SIZE_MAX, false, false));
+  }
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return Error::NotFound("no such file: " + path);
   const Node& n = it->second;

@@ -17,6 +17,8 @@
 //   broken/locked.bin    10 bytes; Open fails kKey
 //   broken/throws.bin    10 bytes; Read throws std::runtime_error
 //   broken/unlistable/   List fails kCorrupt
+//   growing/             live: the k-th List gives g0000 .. g(1000+k-1),
+//                        empty files
 #pragma once
 
 #include <atomic>
@@ -41,7 +43,15 @@ class FakeTree : public Tree {
   struct Node {
     NodeAttr attr;
     std::function<std::string()> content;  // files: made at open
-    enum class Fault { kNone, kReadCorrupt, kOpenKey, kReadThrows, kListCorrupt, kChunky };
+    enum class Fault {
+      kNone,
+      kReadCorrupt,
+      kOpenKey,
+      kReadThrows,
+      kListCorrupt,
+      kChunky,
+      kGrowing
+    };
     Fault fault = Fault::kNone;
   };
   void AddDir(const std::string& path, bool immutable = false);
@@ -52,6 +62,7 @@ class FakeTree : public Tree {
   std::atomic<int> live_opens_{0};
   std::atomic<int> frozen_opens_{0};
   std::atomic<uint64_t> live_snapshots_{1};
+  std::atomic<int> growing_lists_{0};
 };
 
 }  // namespace tiledbfs::fusefs::testing
