@@ -15,6 +15,7 @@
 #include "core/write/fragment_writer.h"
 #include "core/write/schema_writer.h"
 #include "core/write/synthetic.h"
+#include "tests/core/write/temp_array.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -27,29 +28,20 @@ constexpr uint64_t kFragments = 300;
 class ManyFragmentsReadTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("tiledbfs_many_" + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
     // One row of 4 cells per tile: fragment k writes row k, one tile.
-    auto s = SchemaFromJson(R"({"array_type":"dense","tile_order":"row-major",
-      "cell_order":"row-major","dims":[
-      {"name":"r","type":"INT64","domain":[0,299],"tile_extent":1},
-      {"name":"c","type":"INT64","domain":[0,3],"tile_extent":4}],
-      "attrs":[{"name":"f","type":"FLOAT64","filters":["ZSTD"]}]})");
-    ASSERT_TRUE(s.ok()) << s.error().ToString();
-    auto file = CreateArray(root_.string(), *s, 1000);
-    ASSERT_TRUE(file.ok()) << file.error().ToString();
-    ArraySchema schema = *s;
-    schema.name = *file;
     SyntheticSpec spec;
     spec.seed = 5;
     spec.fragments = kFragments;
-    auto w = WriteSyntheticFragments(root_.string(), schema, 10, spec);
-    ASSERT_TRUE(w.ok()) << w.error().ToString();
+    array_.CreateSynthetic(R"({"array_type":"dense","tile_order":"row-major",
+      "cell_order":"row-major","dims":[
+      {"name":"r","type":"INT64","domain":[0,299],"tile_extent":1},
+      {"name":"c","type":"INT64","domain":[0,3],"tile_extent":4}],
+      "attrs":[{"name":"f","type":"FLOAT64","filters":["ZSTD"]}]})",
+                           spec);
   }
-  void TearDown() override { fs::remove_all(root_); }
 
-  fs::path root_;
+  TempArray array_{"many"};
+  const fs::path& root_ = array_.root();
 };
 
 TEST_F(ManyFragmentsReadTest, EveryMissingTileIsReadTogether) {

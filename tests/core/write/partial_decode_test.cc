@@ -19,6 +19,7 @@
 #include "core/write/fragment_writer.h"
 #include "core/write/schema_writer.h"
 #include "core/write/synthetic.h"
+#include "tests/core/write/temp_array.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -167,11 +168,11 @@ TEST(UnfilterChunkRecordsTest, EachChunkAloneGivesItsBytes) {
 class PartialReadTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("tiledbfs_partial_" + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
     // Tiles of 128 x 256 cells: 256 KiB of f, in 4 chunks of 64 KiB (32 rows).
-    auto s = SchemaFromJson(R"({"array_type":"dense","tile_order":"row-major",
+    SyntheticSpec spec;
+    spec.seed = 11;
+    spec.fragments = 3;  // bands of 128 rows: one row of tiles each
+    array_.CreateSynthetic(R"({"array_type":"dense","tile_order":"row-major",
       "cell_order":"row-major","dims":[
       {"name":"r","type":"INT64","domain":[0,383],"tile_extent":128},
       {"name":"c","type":"INT64","domain":[0,511],"tile_extent":256}],
@@ -179,31 +180,14 @@ class PartialReadTest : public ::testing::Test {
                  "filters":[{"name":"BYTESHUFFLE"},{"name":"ZSTD","level":3}]}},
                {"name":"n","type":"INT32","nullable":true,"filter_pipeline":{"max_chunk_size":4096,
                  "filters":[{"name":"LZ4"}]}},
-               {"name":"s","type":"STRING_ASCII","var":true,"filters":["ZSTD"]}]})");
-    ASSERT_TRUE(s.ok()) << s.error().ToString();
-    auto file = CreateArray(root_.string(), *s, 1000);
-    ASSERT_TRUE(file.ok()) << file.error().ToString();
-    ArraySchema schema = *s;
-    schema.name = *file;
-    SyntheticSpec spec;
-    spec.seed = 11;
-    spec.fragments = 3;  // bands of 128 rows: one row of tiles each
-    auto w = WriteSyntheticFragments(root_.string(), schema, 10, spec);
-    ASSERT_TRUE(w.ok()) << w.error().ToString();
+               {"name":"s","type":"STRING_ASCII","var":true,"filters":["ZSTD"]}]})",
+                           spec);
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   // The latest view, its array's tile cache of `budget` bytes in *cache.
   std::shared_ptr<const ArrayView> View(uint64_t budget, std::shared_ptr<TileCache>* cache) {
-    auto storage = LocalStorage::Open(root_.string());
-    EXPECT_TRUE(storage.ok());
-    auto array = Array::Open(*storage, std::nullopt);
-    EXPECT_TRUE(array.ok()) << array.error().ToString();
     *cache = std::make_shared<TileCache>(budget);
-    (*array)->set_tile_cache(*cache);
-    auto view = (*array)->ViewAt(UINT64_MAX);
-    EXPECT_TRUE(view.ok()) << view.error().ToString();
-    return *view;
+    return array_.View(UINT64_MAX, *cache);
   }
 
   // How many whole tiles of attribute `name` the cache holds (chunk
@@ -220,7 +204,8 @@ class PartialReadTest : public ::testing::Test {
     return n;
   }
 
-  fs::path root_;
+  TempArray array_{"partial"};
+  const fs::path& root_ = array_.root();
 };
 
 TEST_F(PartialReadTest, ReadTilePartDecodesTheChunksOfTheCells) {
@@ -399,7 +384,9 @@ TEST_F(PartialReadTest, SeeksReadTheSameBytesWithoutDecodingWholeTiles) {
         Bytes x = whole->cell(first + i), y = part->cell(i);
         ASSERT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end()))
             << name << " cell " << first + i;
-        if (whole->nullable) ASSERT_EQ(whole->validity[first + i], part->validity[i]);
+        if (whole->nullable) {
+          ASSERT_EQ(whole->validity[first + i], part->validity[i]);
+        }
       }
     }
     if (std::string(name) == "f") {

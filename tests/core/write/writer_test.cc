@@ -19,6 +19,7 @@
 #include "core/write/filter_writer.h"
 #include "core/write/fragment_writer.h"
 #include "core/write/schema_writer.h"
+#include "tests/core/write/temp_array.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -241,39 +242,16 @@ TEST(SchemaWriterTest, BadJsonIsRejectedNamingTheKey) {
 
 class ArrayWriteTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tiledbfs_write_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Creates the array and returns its schema with its file name set.
-  ArraySchema Create(const std::string& json) {
-    auto s = SchemaFromJson(json);
-    EXPECT_TRUE(s.ok()) << s.error().ToString();
-    auto name = CreateArray(dir_.string(), *s, 1000);
-    EXPECT_TRUE(name.ok()) << name.error().ToString();
-    ArraySchema out = *s;
-    out.name = *name;
-    return out;
-  }
-  std::shared_ptr<const ArrayView> View(uint64_t t = UINT64_MAX) {
-    auto storage = LocalStorage::Open(dir_.string());
-    EXPECT_TRUE(storage.ok());
-    auto array = Array::Open(*storage, std::nullopt);
-    EXPECT_TRUE(array.ok()) << array.error().ToString();
-    auto view = (*array)->ViewAt(t);
-    EXPECT_TRUE(view.ok()) << view.error().ToString();
-    return *view;
-  }
+  ArraySchema Create(const std::string& json) { return array_.Create(json); }
+  std::shared_ptr<const ArrayView> View(uint64_t t = UINT64_MAX) { return array_.View(t); }
   Column Read(const ArrayView& v, const std::string& field) {
     auto c = v.ReadField(field);
     EXPECT_TRUE(c.ok()) << field << ": " << c.error().ToString();
     return c.ok() ? *c : Column{};
   }
-  fs::path dir_;
+  TempArray array_{"write"};
+  const fs::path& dir_ = array_.root();
 };
 
 FieldCells Strings(const std::vector<std::string>& v) {
