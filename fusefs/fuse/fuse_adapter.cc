@@ -392,34 +392,36 @@ struct FuseOps {
                       bool plus) {
     FuseAdapter& self = Self(req);
     if (off < 0) return ReplyErr(req, EINVAL);
-    std::string path;
+    std::optional<InodeTable::Node> node;  // without a handle
+    const std::string* path = nullptr;
     const std::vector<DirEntryAttr>* entries = nullptr;
     Listings::Entries listing;  // held for this call
     uint64_t id = 0;
-    bool live = false;
     if (fi->fh != 0) {
       const auto* h = reinterpret_cast<const DirHandle*>(fi->fh);
-      path = h->path;
+      path = &h->path;
       entries = &h->entries;
     } else {
-      auto node = NodeOrReply(req, ino);
+      node = NodeOrReply(req, ino);
       if (!node) return;
-      path = node->path;
-      live = !node->immutable;
+      path = &node->path;
       id = Listings::IdOf(off);
       if (id != 0) listing = self.listings_.Find(ino, id);
       if (!listing) {
-        auto listed = self.tree_->List(path);
-        if (!listed.ok()) return ReplyError(req, "list", path, listed.error());
+        auto listed = self.tree_->List(*path);
+        if (!listed.ok()) return ReplyError(req, "list", *path, listed.error());
         listing = std::make_shared<const std::vector<DirEntryAttr>>(std::move(listed).value());
-        if (listing->size() + 2 > Listings::kMaxPosition) {
-          self.Log("cannot list " + Display(path) + ": too many entries");
-          return ReplyErr(req, EOVERFLOW);
-        }
         id = self.listings_.Add(ino, listing);
       }
       entries = listing.get();
     }
+    // Positions must fit the offsets' low 32 bits, with or without a handle.
+    if (entries->size() + 2 > Listings::kMaxPosition) {
+      if (id != 0) self.listings_.Done(id);
+      self.Log("cannot list " + Display(*path) + ": too many entries");
+      return ReplyErr(req, EOVERFLOW);
+    }
+    const bool live = node && !node->immutable;  // kernel-cached without a handle
     const size_t start = Listings::PositionOf(off);
     const size_t total = entries->size() + 2;
     if (start >= total) {
@@ -448,7 +450,7 @@ struct FuseOps {
       size_t need;
       if (dot) {
         struct stat st {};
-        st.st_ino = i == 0 ? ino : self.inodes_.Peek(ParentPath(path));
+        st.st_ino = i == 0 ? ino : self.inodes_.Peek(ParentPath(*path));
         st.st_mode = S_IFDIR;
         if (plus) {
           // "." and ".." are not looked up by readdirplus (no count).
@@ -468,21 +470,21 @@ struct FuseOps {
             // alone (inode 0), the kernel looks the entry up when it needs
             // more. `ls` and `find` never make the daemon render a file.
             e.attr.st_mode = ModeOf(entry.attr.type);
-            e.attr.st_ino = self.inodes_.PeekChild(path, entry.name);
+            e.attr.st_ino = self.inodes_.PeekChild(*path, entry.name);
           } else if (!FillStat(self, 0, entry.attr, &e.attr)) {
             // Cannot be described: list it without attributes (the lookup
             // that follows reports EOVERFLOW).
             e.attr.st_mode = ModeOf(entry.attr.type);
-            e.attr.st_ino = self.inodes_.PeekChild(path, entry.name);
+            e.attr.st_ino = self.inodes_.PeekChild(*path, entry.name);
           } else {
-            e.ino = self.inodes_.LookupChild(path, entry.name, entry.attr.immutable);
+            e.ino = self.inodes_.LookupChild(*path, entry.name, entry.attr.immutable);
             FillStat(self, e.ino, ForKernel(self, e.ino, entry.attr), &e.attr);
             e.attr_timeout = e.entry_timeout = Timeout(self, entry.attr.immutable);
           }
           need = fuse_add_direntry_plus(req, at, room, name, &e, next);
         } else {
           struct stat st {};
-          st.st_ino = self.inodes_.PeekChild(path, entry.name);
+          st.st_ino = self.inodes_.PeekChild(*path, entry.name);
           st.st_mode = ModeOf(entry.attr.type);
           need = fuse_add_direntry(req, at, room, name, &st, next);
         }

@@ -9,8 +9,9 @@
 //
 // A listing is let go when its lister reaches the end. Listings abandoned
 // half way (a reader that stopped early) are dropped oldest first past
-// max_listings listings or max_entries entries in all; an offset of a dropped listing then reads a
-// fresh listing from the same position. Thread-safe.
+// max_listings listings or max_entries entries in all; an offset of a
+// dropped listing then reads a fresh listing from the same position.
+// Thread-safe.
 #pragma once
 
 #include <sys/types.h>
