@@ -53,7 +53,7 @@ Result<Column> ArrayView::ReadField(const std::string& name) const {
 }
 
 Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first, uint64_t count,
-                                         ReadState* state, uint8_t* into) const {
+                                         ReadState* state, uint8_t* into, Pieces* pieces) const {
   ASSIGN_OR_RETURN(const CellIndex* index, Index());
   if (first > index->cell_count || count > index->cell_count - first) {
     return Error::InvalidArgument(
@@ -64,7 +64,7 @@ Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first
     if (schema_->dense()) return DenseDimensionColumn(*schema_, *index, d, first, count);
     return SparseDimensionColumn(*schema_, *index, d, first, count);
   }
-  return GatherAttribute(Inputs(), *index, name, first, count, *cache_, state, into);
+  return GatherAttribute(Inputs(), *index, name, first, count, *cache_, state, into, pieces);
 }
 
 }  // namespace tiledbfs::core

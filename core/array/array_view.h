@@ -68,9 +68,11 @@ class ArrayView {
   // the tiles it keeps between reads). kInvalidArgument past the end.
   // With `into` (count * cell size bytes), a fixed-size attribute's values
   // are written there and the column's data is left empty; other fields
-  // ignore it.
+  // ignore it. With `pieces` instead, they are appended to it, mostly as
+  // spans of the decoded tiles (GatherAttribute); other fields ignore it.
   Result<Column> ReadFieldRange(const std::string& name, uint64_t first, uint64_t count,
-                                ReadState* state = nullptr, uint8_t* into = nullptr) const;
+                                ReadState* state = nullptr, uint8_t* into = nullptr,
+                                Pieces* pieces = nullptr) const;
 
  private:
   Result<const CellIndex*> Index() const;

@@ -1036,7 +1036,7 @@ constexpr uint64_t kHeldPartBytes = uint64_t{8} << 20;
 
 Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
                                const std::string& name, uint64_t first, uint64_t count,
-                               TileCache& cache, ReadState* state, uint8_t* into) {
+                               TileCache& cache, ReadState* state, uint8_t* into, Pieces* pieces) {
   const ArraySchema& schema = *in.schema;
   HeldTiles* held = state != nullptr ? &state->held[name] : nullptr;
   HeldTiles used;  // the tiles this gather takes (the next held ones)
@@ -1080,10 +1080,16 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   uint8_t* fixed_out = into;  // where fixed-size values go
   if (var) {
     c.offsets.resize(count + 1);
+  } else if (pieces != nullptr) {
+    fixed_out = nullptr;  // each run's values go to `pieces`
   } else if (into == nullptr) {
     c.data.resize(count * cs);
     fixed_out = c.data.data();
   }
+  // Where a run of n fixed-size values that are not a span of a tile goes.
+  auto fixed_dst = [&](uint64_t done_cells, uint64_t n) {
+    return pieces != nullptr ? pieces->AddOwned(n * cs) : fixed_out + done_cells * cs;
+  };
   if (attr.nullable) c.validity.resize(count);
 
   const uint64_t end = first + count;
@@ -1122,6 +1128,7 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
     uint64_t tile = 0;
     uint64_t first = 0;  // of the cells t holds (a part: ReadTilePart)
     std::shared_ptr<const DecodedTile> t;
+    bool kept = false;  // t is in pieces->keep
   };
   constexpr size_t kSlots = 16;
   std::array<Slot, kSlots> slots;
@@ -1131,13 +1138,14 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
     i += run.count;
     const CellRef& r = run.ref;
     if (r.fragment == CellRef::kFill || field[r.fragment] < 0) {
-      for (uint64_t k = 0; k < run.count; ++k) {
-        if (var) {
+      if (var) {
+        for (uint64_t k = 0; k < run.count; ++k) {
           c.offsets[done + k] = c.data.size();
           c.data.insert(c.data.end(), fill.begin(), fill.end());
-        } else if (cs > 0) {
-          std::memcpy(fixed_out + (done + k) * cs, fill.data(), cs);
         }
+      } else if (cs > 0) {
+        uint8_t* dst = fixed_dst(done, run.count);
+        for (uint64_t k = 0; k < run.count; ++k) std::memcpy(dst + k * cs, fill.data(), cs);
       }
       if (attr.nullable) {
         std::memset(c.validity.data() + done, static_cast<uint8_t>(attr.fill_value_validity),
@@ -1157,6 +1165,7 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
     Slot& slot = slots[(r.tile * 7 + r.fragment) % kSlots];
     if (!slot.t || slot.fragment != r.fragment || slot.tile != r.tile || r.pos < slot.first ||
         last_pos - slot.first >= slot.t->cell_num) {
+      slot.kept = false;
       TileKey key{&frag, footer_index[r.fragment], r.tile};
       std::shared_ptr<const DecodedTile> tile = held != nullptr ? Find(*held, key) : nullptr;
       if (!tile) tile = Find(ahead, key);
@@ -1237,8 +1246,14 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
                                         frag.dir(), r.pos, r.tile, tile.cell_num));
     }
     const uint64_t at = r.pos - slot.first;  // the run's first cell in slot.t
-    if (!var) {
-      uint8_t* dst = fixed_out + done * cs;
+    if (!var && run.step == 1 && pieces != nullptr) {
+      if (!slot.kept) {
+        pieces->keep.push_back(slot.t);
+        slot.kept = true;
+      }
+      pieces->Add(tile.fixed.data() + at * cs, run.count * cs);
+    } else if (!var) {
+      uint8_t* dst = fixed_dst(done, run.count);
       const uint8_t* src = tile.fixed.data() + at * cs;
       if (run.step == 1) {
         std::memcpy(dst, src, run.count * cs);

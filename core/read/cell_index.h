@@ -21,6 +21,7 @@
 #include "core/read/sparse_order.h"
 #include "core/read/tile_cache.h"
 #include "core/read/tile_source.h"
+#include "core/util/pieces.h"
 
 namespace tiledbfs::core {
 
@@ -157,9 +158,12 @@ Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, 
 // gather replaces with the tiles it used. With `into`, the values of a
 // fixed-size attribute go there (count * cell size bytes) instead of the
 // column's data, which stays empty (a reader's own buffer: one copy less).
+// With `pieces` (and no `into`), they are appended there instead: spans of
+// the decoded tiles themselves where a run of cells is contiguous in its
+// tile (no copy at all), kept alive by pieces->keep.
 Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
                                const std::string& name, uint64_t first, uint64_t count,
                                TileCache& cache, ReadState* state = nullptr,
-                               uint8_t* into = nullptr);
+                               uint8_t* into = nullptr, Pieces* pieces = nullptr);
 
 }  // namespace tiledbfs::core

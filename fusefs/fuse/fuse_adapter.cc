@@ -2,15 +2,18 @@
 #include "fusefs/fuse/fuse_adapter.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <fuse_lowlevel.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <syslog.h>
 
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -328,11 +331,8 @@ struct FuseOps {
       auto* h = reinterpret_cast<FileHandle*>(fi->fh);
       if (off < 0) return ReplyErr(req, EINVAL);
       size = std::min(size, FuseAdapter::kMaxRead);
-      // One buffer per FUSE worker thread, reused from read to read and
-      // never cleared (the reply sends only the `got` bytes written): no
-      // allocation or memset of a megabyte per request.
-      thread_local std::unique_ptr<uint8_t[]> buf;
-      if (!buf) buf.reset(new uint8_t[FuseAdapter::kMaxRead]);
+      if (h->file->ReadsPieces()) return ReadPieces(req, h, size, off);
+      uint8_t* buf = ReadBuffer();
       size_t got = 0;
       std::optional<Error> failed;
       {
@@ -341,7 +341,7 @@ struct FuseOps {
         // anyway, so that a short count here always means end of file.
         while (got < size) {
           auto n = h->file->Read(static_cast<uint64_t>(off) + got,
-                                 std::span<uint8_t>(buf.get() + got, size - got));
+                                 std::span<uint8_t>(buf + got, size - got));
           if (!n.ok()) {
             failed = n.error();
             break;
@@ -353,8 +353,59 @@ struct FuseOps {
       // Never reply with the lock held: once the reply is out the kernel may
       // release the file, and the handle (with its lock) is freed.
       if (failed) return ReplyError(req, "read", h->path, *failed);
-      fuse_reply_buf(req, reinterpret_cast<const char*>(buf.get()), got);
+      fuse_reply_buf(req, reinterpret_cast<const char*>(buf), got);
     });
+  }
+
+  // One buffer of kMaxRead bytes per FUSE worker thread, reused from read to
+  // read and never cleared (a reply sends only the bytes written): no
+  // allocation or memset of a megabyte per request.
+  static uint8_t* ReadBuffer() {
+    thread_local std::unique_ptr<uint8_t[]> buf;
+    if (!buf) buf.reset(new uint8_t[FuseAdapter::kMaxRead]);
+    return buf.get();
+  }
+
+  // A read of a file that hands out pieces of its decoded tiles: they go
+  // to the kernel as they are (one writev), not copied into a buffer first.
+  static void ReadPieces(fuse_req_t req, FileHandle* h, size_t size, off_t off) {
+    // Per FUSE worker thread, reused; emptied after every reply so that no
+    // tile stays held by a thread between reads.
+    thread_local core::Pieces pieces;
+    thread_local std::vector<iovec> iov;
+    struct Empty {
+      ~Empty() { pieces.Clear(); }
+    } empty;
+    pieces.Clear();
+    Result<size_t> got = size_t{0};
+    {
+      std::lock_guard lock(h->mu);
+      got = h->file->ReadPieces(static_cast<uint64_t>(off), size, &pieces);
+    }
+    // Never reply with the lock held (Read says why).
+    if (!got.ok()) return ReplyError(req, "read", h->path, got.error());
+    if (pieces.bytes != *got || *got > size) {
+      return ReplyError(
+          req, "read", h->path,
+          Error::Corrupt(fmt::format("{} bytes in pieces for a read of {}", pieces.bytes, *got)));
+    }
+    // writev takes at most IOV_MAX pieces, the reply's header among them:
+    // past that, one copy into a buffer after all.
+    if (pieces.spans.size() >= IOV_MAX) {
+      uint8_t* buf = ReadBuffer();
+      size_t at = 0;
+      for (core::Bytes b : pieces.spans) {
+        std::memcpy(buf + at, b.data(), b.size());
+        at += b.size();
+      }
+      fuse_reply_buf(req, reinterpret_cast<const char*>(buf), at);
+      return;
+    }
+    iov.clear();
+    for (core::Bytes b : pieces.spans) {
+      iov.push_back(iovec{const_cast<uint8_t*>(b.data()), b.size()});
+    }
+    fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
   }
 
   static void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) noexcept {
@@ -436,16 +487,15 @@ struct FuseOps {
       return;
     }
     size = std::min(size, FuseAdapter::kMaxRead);
-    // One buffer per FUSE worker thread, as for reads; not zeroed: only the
-    // `used` bytes the entries fill are sent.
-    thread_local std::unique_ptr<char[]> buf;
-    if (!buf) buf.reset(new char[FuseAdapter::kMaxRead]);
+    // The thread's read buffer; only the `used` bytes the entries fill are
+    // sent.
+    char* buf = reinterpret_cast<char*>(ReadBuffer());
     size_t used = 0;
     for (size_t i = start; i < total; ++i) {
       const bool dot = i < 2;
       const char* name = i == 0 ? "." : i == 1 ? ".." : (*entries)[i - 2].name.c_str();
       const off_t next = Listings::Offset(id, i + 1);
-      char* at = buf.get() + used;
+      char* at = buf + used;
       const size_t room = size - used;
       size_t need;
       if (dot) {
@@ -492,7 +542,7 @@ struct FuseOps {
       if (need > room) break;  // full; the kernel asks again from `next`
       used += need;
     }
-    fuse_reply_buf(req, buf.get(), used);
+    fuse_reply_buf(req, buf, used);
   }
 
   static void ReadDirPlain(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,

@@ -48,6 +48,10 @@
 //   takes the snapshot. readdirplus gives attributes too.
 // - Reads and readahead of up to 1 MiB per request (max_read, max_readahead,
 //   and the mount's read_ahead_kb raised to match: readahead.h).
+// - A file that hands out pieces of its decoded tiles (OpenFile::ReadsPieces:
+//   the values of fixed-size attributes) is answered with one writev of
+//   those pieces, not copied into a buffer first; past IOV_MAX pieces, the
+//   copy after all.
 //
 // Threads: the Tree's methods are called from several threads at once (the
 // multithreaded loop), so the Tree must be thread-safe; reads of one

@@ -250,14 +250,28 @@ class FieldRangeFile final : public OpenFile {
   uint64_t size() const override { return header_.size() + cells_ * stride_; }
 
   Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
-    uint64_t end = std::min<uint64_t>(size(), offset + out.size());
+    return ReadTo(offset, out.size(), out.data(), nullptr);
+  }
+  bool ReadsPieces() const override { return direct_; }
+  Result<size_t> ReadPieces(uint64_t offset, size_t n, core::Pieces* out) override {
+    return ReadTo(offset, n, nullptr, out);
+  }
+
+ private:
+  // Bytes [offset, offset + n) to `buf`, or appended to `pieces`.
+  Result<size_t> ReadTo(uint64_t offset, size_t n, uint8_t* buf, core::Pieces* pieces) {
+    uint64_t end = std::min<uint64_t>(size(), offset + n);
     if (offset >= end) return size_t{0};
+    // Where the k bytes after the first `done` go.
+    auto dst = [&](size_t done, uint64_t k) {
+      return pieces != nullptr ? pieces->AddOwned(k) : buf + done;
+    };
     size_t done = 0;
     if (offset < header_.size()) {
-      size_t n = std::min<uint64_t>(header_.size() - offset, end - offset);
-      std::memcpy(out.data(), header_.data() + offset, n);
-      done += n;
-      offset += n;
+      size_t k = std::min<uint64_t>(header_.size() - offset, end - offset);
+      std::memcpy(dst(done, k), header_.data() + offset, k);
+      done += k;
+      offset += k;
     }
     if (offset < end) {
       uint64_t data_from = offset - header_.size(), data_to = end - header_.size();
@@ -268,25 +282,32 @@ class FieldRangeFile final : public OpenFile {
       std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
       core::ReadState* state = lock.owns_lock() ? &state_ : nullptr;
       uint64_t skip = data_from - first * stride_;
-      uint64_t n = data_to - data_from;
-      // Whole cells of the values: gathered straight into `out`.
-      const bool direct = direct_ && skip == 0 && n == (last - first) * stride_;
-      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, last - first, state,
-                                                             direct ? out.data() + done : nullptr));
-      if (direct) return done + n;
+      uint64_t k = data_to - data_from;
+      // Whole cells of the values: gathered straight into `buf`, or handed
+      // as pieces of the tiles.
+      const bool direct = direct_ && skip == 0 && k == (last - first) * stride_;
+      const uint64_t had = pieces != nullptr ? pieces->bytes : 0;
+      ASSIGN_OR_RETURN(core::Column c,
+                       view_->ReadFieldRange(field_, first, last - first, state,
+                                             direct && pieces == nullptr ? buf + done : nullptr,
+                                             direct ? pieces : nullptr));
+      if (direct && pieces != nullptr && pieces->bytes - had != k) {
+        return Error::Corrupt(fmt::format("{}: {} bytes gathered for cells [{}, {}), expected {}",
+                                          field_, pieces->bytes - had, first, last, k));
+      }
+      if (direct) return done + k;
       const core::ByteVec& bytes = part_ == FieldPart::kData ? c.data : c.validity;
       if (bytes.size() != (last - first) * stride_) {
         return Error::Corrupt(fmt::format("{}: {} bytes decoded for cells [{}, {}), expected {}",
                                           field_, bytes.size(), first, last,
                                           (last - first) * stride_));
       }
-      std::memcpy(out.data() + done, bytes.data() + skip, n);
-      done += n;
+      std::memcpy(dst(done, k), bytes.data() + skip, k);
+      done += k;
     }
     return done;
   }
 
- private:
   std::shared_ptr<const core::ArrayView> view_;
   std::string field_;
   FieldPart part_;

@@ -9,6 +9,14 @@
 
 namespace tiledbfs::fusefs {
 
+Result<size_t> OpenFile::ReadPieces(uint64_t offset, size_t n, core::Pieces* out) {
+  auto buf = std::make_shared<core::ByteVec>(n);
+  ASSIGN_OR_RETURN(size_t got, Read(offset, *buf));
+  out->Add(buf->data(), got);
+  out->keep.push_back(std::move(buf));
+  return got;
+}
+
 Result<std::unique_ptr<Tree>> OpenFolder(const std::string& path, const TreeOptions& options,
                                          std::shared_ptr<TreeCaches> caches) {
   ASSIGN_OR_RETURN(std::shared_ptr<core::LocalStorage> storage, core::LocalStorage::Open(path));

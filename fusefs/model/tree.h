@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/filters/filter_pipeline.h"
+#include "core/util/pieces.h"
 #include "core/util/result.h"
 
 namespace tiledbfs::fusefs {
@@ -50,6 +51,13 @@ class OpenFile {
   // Copies up to out.size() bytes at offset; returns the count (less only
   // at end of file). Errors: kCorrupt/kIo etc. from decoding.
   virtual Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) = 0;
+  // True if ReadPieces hands out bytes without copying them (pieces of
+  // decoded tiles); otherwise Read, into the caller's buffer, is better.
+  virtual bool ReadsPieces() const { return false; }
+  // Appends up to n bytes at offset to `out` (core/util/pieces.h: out->keep
+  // holds what the pieces point into); returns the count, less only at end
+  // of file. Errors: as Read. The default reads into a buffer of its own.
+  virtual Result<size_t> ReadPieces(uint64_t offset, size_t n, core::Pieces* out);
 };
 
 struct TreeOptions {

@@ -7,7 +7,8 @@ tests/fusefs/fuse/fake_tree.h (no TileDB model needed).
 Checks: the command returns only once mounted; /proc/mounts (ro, type,
 source); ls -l modes and owner; stat sizes, blocks, mtimes vs wc -c and
 contents; whole, ranged, parallel, mmap reads (big file, a tree whose reads
-come in small pieces); readdir of 2000 entries (ls, find, os.scandir d_ino
+come in small pieces, files answered with a writev of pieces or, past
+IOV_MAX pieces, a copy); readdir of 2000 entries (ls, find, os.scandir d_ino
 == st_ino); each listing of a live folder one snapshot; inode numbers stable after the kernel forgets; live files are
 re-read on open, immutable ones kernel-cached; errors (corrupt -> EIO, key
 -> EIO, an exception in the tree -> EIO and the daemon lives on, a
@@ -34,6 +35,7 @@ import mountlib as ml  # noqa: E402
 
 BIG = (5 << 20) + 123
 CHUNKY = 300001
+PIECES = (3 << 20) + 17
 LIVE_MTIME = 1700000001  # .234
 FROZEN = "history/2023-11-14T22:13:20.000Z"
 
@@ -48,6 +50,7 @@ EXPECTED = {
     "empty": b"",
     "big.bin": pattern(BIG, 251),
     "chunky.bin": pattern(CHUNKY, 253),
+    "pieces.bin": pattern(PIECES, 241),
     "name, with %2F.txt": b"odd\n",
     "dir/a.txt": b"a\n",
     "dir/b.txt": b"bb\n",
@@ -56,7 +59,7 @@ EXPECTED = {
 }
 for i in range(2000):
     EXPECTED[f"many/f{i:04d}"] = f"f{i:04d}\n".encode()
-ROOT_NAMES = {"hello.txt", "empty", "big.bin", "chunky.bin", "name, with %2F.txt",
+ROOT_NAMES = {"hello.txt", "empty", "big.bin", "chunky.bin", "pieces.bin", "name, with %2F.txt",
               "counter.txt", "dir", "many", "history", "broken", "growing"}
 
 
@@ -138,6 +141,18 @@ def check_reads(c, mnt):
             c.eq(hashlib.sha256(m).hexdigest(), hashlib.sha256(big).hexdigest(), "mmap whole")
     finally:
         os.close(fd)
+    # Files that hand out pieces (big.bin: a writev of up to 257 pieces per
+    # 1 MiB request; pieces.bin: over IOV_MAX pieces, copied instead).
+    pieces = EXPECTED["pieces.bin"]
+    fd = os.open(os.path.join(mnt, "pieces.bin"), os.O_RDONLY)
+    try:
+        for off, n in [(0, 1 << 20), (99, 201), (PIECES - 1000, 5000), (1 << 20, 2 << 20)]:
+            c.eq(os.pread(fd, n, off), pieces[off:off + n], f"pieces.bin pread({n}, {off})")
+    finally:
+        os.close(fd)
+    p = ml.run(["dd", "if=pieces.bin", "bs=1M", "skip=1", "count=1", "iflag=direct",
+                "status=none"], cwd=mnt)
+    c.eq(p.stdout, pieces[1 << 20:2 << 20], "pieces.bin dd bs=1M O_DIRECT (one request)")
     # A tree that hands back at most 1000 bytes per call: the adapter fills
     # each request (a short reply would read as end of file).
     c.eq(read(os.path.join(mnt, "chunky.bin")), EXPECTED["chunky.bin"], "small-piece reads fill")

@@ -8,6 +8,22 @@
 #include "fusefs/fuse/inode_table.h"
 
 namespace tiledbfs::fusefs::testing {
+
+// The bytes of a pattern (byte i = i % period) from any offset on: kRun
+// bytes at At(offset).
+class PatternBuffer {
+ public:
+  static constexpr size_t kRun = size_t{1} << 20;
+  explicit PatternBuffer(unsigned period) : period_(period), bytes_(kRun + period) {
+    for (size_t i = 0; i < bytes_.size(); ++i) bytes_[i] = static_cast<uint8_t>(i % period);
+  }
+  const uint8_t* At(uint64_t offset) const { return bytes_.data() + offset % period_; }
+
+ private:
+  unsigned period_;
+  std::vector<uint8_t> bytes_;
+};
+
 namespace {
 
 using core::Error;
@@ -48,6 +64,43 @@ class StringFile : public OpenFile {
   bool throws_;
 };
 
+// byte i = i % period, never materialised: Read copies from the pattern's
+// buffer, ReadPieces hands out spans of it of at most `piece` bytes (the
+// adapter's writev of pieces; past IOV_MAX pieces, its copy).
+class PatternFile : public OpenFile {
+ public:
+  PatternFile(uint64_t size, std::shared_ptr<const PatternBuffer> pattern, uint64_t piece)
+      : size_(size), pattern_(std::move(pattern)), piece_(std::max<uint64_t>(piece, 1)) {}
+  uint64_t size() const override { return size_; }
+  Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
+    size_t done = 0;
+    while (done < out.size() && offset + done < size_) {
+      const size_t n = std::min<uint64_t>(
+          {out.size() - done, size_ - offset - done, uint64_t{PatternBuffer::kRun}});
+      std::memcpy(out.data() + done, pattern_->At(offset + done), n);
+      done += n;
+    }
+    return done;
+  }
+  bool ReadsPieces() const override { return true; }
+  Result<size_t> ReadPieces(uint64_t offset, size_t n, core::Pieces* out) override {
+    size_t done = 0;
+    while (done < n && offset + done < size_) {
+      const size_t k = std::min<uint64_t>(
+          {n - done, size_ - offset - done, piece_, uint64_t{PatternBuffer::kRun}});
+      out->Add(pattern_->At(offset + done), k);
+      done += k;
+    }
+    out->keep.push_back(pattern_);
+    return done;
+  }
+
+ private:
+  uint64_t size_;
+  std::shared_ptr<const PatternBuffer> pattern_;
+  uint64_t piece_;
+};
+
 }  // namespace
 
 void FakeTree::AddDir(const std::string& path, bool immutable) {
@@ -70,14 +123,20 @@ void FakeTree::AddFile(const std::string& path, std::function<std::string()> con
   nodes_[path] = std::move(n);
 }
 
-FakeTree::FakeTree() {
+void FakeTree::AddPatternFile(const std::string& path, uint64_t size, unsigned period,
+                              uint64_t piece) {
+  AddFile(path, nullptr, size);
+  nodes_[path].pattern = std::make_shared<const PatternBuffer>(period);
+  nodes_[path].piece = piece;
+}
+
+FakeTree::FakeTree(FakeTreeOptions options) {
   auto text = [](std::string s) { return [s] { return s; }; };
   AddDir("");
   AddFile("hello.txt", text("hello, world\n"), 13);
   AddFile("empty", text(""), 0);
-  const size_t big = (size_t{5} << 20) + 123;
-  AddFile(
-      "big.bin", [big] { return Pattern(big, 251); }, big);
+  AddPatternFile("big.bin", options.big_bytes, 251, options.big_piece);
+  AddPatternFile("pieces.bin", (uint64_t{3} << 20) + 17, 241, 100);
   AddFile(
       "chunky.bin", [] { return Pattern(300001, 253); }, 300001, false, Node::Fault::kChunky);
   AddFile("name, with %2F.txt", text("odd\n"), 4);
@@ -175,6 +234,11 @@ Result<std::unique_ptr<OpenFile>> FakeTree::Open(const std::string& path) {
   const Node& n = it->second;
   if (n.attr.type != NodeType::kFile) return Error::InvalidArgument("a directory: " + path);
   if (n.fault == Node::Fault::kOpenKey) return Error::Key("wrong key for __fragments/x");
+  if (n.pattern) {
+    auto file = std::make_unique<PatternFile>(n.attr.size, n.pattern, n.piece);
+    file->snapshot_id = ++live_snapshots_;
+    return std::unique_ptr<OpenFile>(std::move(file));
+  }
   const size_t chunk = n.fault == Node::Fault::kChunky ? 1000 : SIZE_MAX;
   auto file = std::make_unique<StringFile>(n.content(), chunk, n.fault == Node::Fault::kReadCorrupt,
                                            n.fault == Node::Fault::kReadThrows);

@@ -4,7 +4,11 @@
 //
 //   hello.txt            "hello, world\n", mtime 1700000001234 ms, live
 //   empty                0 bytes
-//   big.bin              5 MiB + 123 bytes, byte i = i % 251
+//   big.bin              5 MiB + 123 bytes, byte i = i % 251, never held
+//                        whole: reads hand out pieces of up to 4093 bytes
+//                        (OpenFile::ReadPieces; FakeTreeOptions change both)
+//   pieces.bin           3 MiB + 17 bytes, byte i = i % 241, in pieces of
+//                        100 bytes: a 1 MiB read is over IOV_MAX pieces
 //   chunky.bin           300001 bytes, byte i = i % 253; Read returns at
 //                        most 1000 bytes per call (the adapter must loop)
 //   name, with %2F.txt   "odd\n"
@@ -32,9 +36,16 @@
 
 namespace tiledbfs::fusefs::testing {
 
+struct FakeTreeOptions {
+  uint64_t big_bytes = (uint64_t{5} << 20) + 123;  // the size of big.bin
+  uint64_t big_piece = 4093;                       // the most bytes per piece of it
+};
+
+class PatternBuffer;
+
 class FakeTree : public Tree {
  public:
-  FakeTree();
+  explicit FakeTree(FakeTreeOptions options = {});
   Result<NodeAttr> GetAttr(const std::string& path) override;
   Result<std::vector<DirEntryAttr>> List(const std::string& path) override;
   Result<std::unique_ptr<OpenFile>> Open(const std::string& path) override;
@@ -53,10 +64,15 @@ class FakeTree : public Tree {
       kGrowing
     };
     Fault fault = Fault::kNone;
+    // Pattern files (AddPatternFile): their bytes, and the most per piece.
+    std::shared_ptr<const PatternBuffer> pattern;
+    uint64_t piece = 0;
   };
   void AddDir(const std::string& path, bool immutable = false);
   void AddFile(const std::string& path, std::function<std::string()> content, uint64_t size,
                bool immutable = false, Node::Fault fault = Node::Fault::kNone);
+  // A live file of `size` bytes, byte i = i % period, never materialised.
+  void AddPatternFile(const std::string& path, uint64_t size, unsigned period, uint64_t piece);
 
   std::map<std::string, Node> nodes_;
   std::atomic<int> live_opens_{0};

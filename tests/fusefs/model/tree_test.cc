@@ -80,6 +80,38 @@ TEST(TreeTest, FieldFilesHoldTileDBsRead) {
   EXPECT_EQ(npy.substr(npy.size() - data.size()), data);
 }
 
+// ReadPieces gives what Read gives, at any offset and length: pieces of the
+// tiles for the values of fixed-size attributes (.bin, .npy after its
+// header), a buffer of its own for the other files.
+TEST(TreeTest, PiecesReadTheBytesReadGives) {
+  int piece_files = 0;
+  for (const char* name : {"dense_2d_fragments", "schema_evolution", "sparse_2d", "types"}) {
+    auto tree = OpenTree((kCorpus / "arrays" / name).string(), TreeOptions{});
+    ASSERT_TRUE(tree.ok()) << tree.error().ToString();
+    std::vector<std::string> files;
+    Walk(**tree, "", 0, &files);
+    for (const auto& path : files) {
+      const std::string whole = ReadAll(**tree, path, 4096);
+      auto f = (*tree)->Open(path);
+      ASSERT_TRUE(f.ok()) << path;
+      if ((*f)->ReadsPieces()) ++piece_files;
+      for (size_t piece : {size_t{1000}, size_t{65539}}) {
+        std::string out;
+        while (true) {
+          core::Pieces p;
+          auto n = (*f)->ReadPieces(out.size(), piece, &p);
+          ASSERT_TRUE(n.ok()) << path << ": " << n.error().ToString();
+          ASSERT_EQ(p.bytes, *n) << path;
+          if (*n == 0) break;
+          for (core::Bytes b : p.spans) out += core::AsStringView(b);
+        }
+        EXPECT_EQ(out, whole) << name << " " << path << " in pieces of " << piece;
+      }
+    }
+  }
+  EXPECT_GT(piece_files, 0) << "no file hands out pieces of its tiles";
+}
+
 TEST(TreeTest, MissingPathsAndWrongKeys) {
   auto tree = OpenTree((kCorpus / "arrays" / "dense_1d").string(), TreeOptions{});
   ASSERT_TRUE(tree.ok());
