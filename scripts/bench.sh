@@ -197,6 +197,57 @@ else
   echo "    TileDB 2.30: ../shared/oracle not present, not measured"
 fi
 echo "    (stddev ms: cold $(ms "$cold_sd"), warm $(ms "$warm_sd"), view $(ms "$view_sd"), zstd $(ms "$zst_sd"))"
+
+# What FUSE itself costs on this machine for the same bytes, and the bound it puts on
+# target 1: the mount's CPU is at least the in-process decode's plus FUSE's, on nproc
+# cores. Each run drops the file's pages first (fadvise DONTNEED) so that cat reaches
+# the daemon. Daemon CPU: utime + stime over the runs (warm-up included).
+#  - served: a mount with every tile of a.bin decoded in its cache (cache_size above the
+#    file, one read before): finding the tiles, their pieces, the kernel's copies.
+#  - floor: tiledbfs_fake_mount's big.bin of the same size, one piece per 1 MiB request
+#    from one buffer in memory: nothing but FUSE, through the same adapter.
+drop="python3 -c \"import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)\""
+cpu_of() { awk '{print ($14 + $15) / 100}' "/proc/$1/stat"; }
+# FILE JSON: hyperfine of cat FILE; prints "wall cpu" (cpu: daemon + cat, per run).
+fuse_cost() {
+  local c0 c1
+  c0=$(cpu_of "$daemon_pid")
+  hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$2" \
+    --prepare "bash -c '$drop $1'" "cat $1" >/dev/null
+  c1=$(cpu_of "$daemon_pid")
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0];
+print(r['mean'], (float(sys.argv[3]) - float(sys.argv[2])) / (len(r['times']) + 1) + r['user'] + r['system'])" \
+    "$2" "$c0" "$c1"
+}
+read -r view_cpu < <(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][1];
+print(r['user'] + r['system'])" "$work/seq.json")
+bound() {  # CPU -> the bound in seconds: in-process CPU + CPU, spread over every core
+  python3 -c "import sys; print((float(sys.argv[1]) + float(sys.argv[2])) / $(nproc))" "$view_cpu" "$1"
+}
+mount_fg "$array" -o cache_size=$((bytes * 2 / 1048576 + 64))M
+cat "$mnt/attributes/a.bin" >/dev/null
+read -r served served_cpu < <(fuse_cost "$mnt/attributes/a.bin" "$work/served.json")
+unmount "$mnt"
+fake=$build/tests/tiledbfs_fake_mount
+floor=""
+if [ -x "$fake" ]; then
+  "$fake" -f --big-bytes "$bytes" --big-piece 1048576 "$mnt" 2>>"$work/daemon.log" &
+  daemon_pid=$!
+  for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
+  read -r floor floor_cpu < <(fuse_cost "$mnt/big.bin" "$work/floor.json")
+  unmount "$mnt"
+fi
+echo "    what FUSE costs here (cat, file pages dropped before each run; CPU = daemon + cat):"
+printf '    mount, every tile already in its cache     %8s %7s   CPU %s ms; bound %s x in-process\n' \
+  "$(ms "$served")" "$(mbs "$served")" "$(ms "$served_cpu")" "$(ratio "$(bound "$served_cpu")" "$view")"
+if [ -n "$floor" ]; then
+  printf '    FUSE floor: fake mount, bytes from memory  %8s %7s   CPU %s ms; bound %s x in-process\n' \
+    "$(ms "$floor")" "$(mbs "$floor")" "$(ms "$floor_cpu")" "$(ratio "$(bound "$floor_cpu")" "$view")"
+else
+  echo "    FUSE floor: $fake not built, not measured"
+fi
+echo "    (bound: (in-process CPU $(ms "$view_cpu") ms + that CPU) / $(nproc) cores: the least time"
+echo "     a cold mount can take if both run at once on every core with nothing idle)"
 echo
 
 # ---- (2) random 4 KiB preads vs one tile decode -----------------------------------------

@@ -1,9 +1,13 @@
 // tiledbfs_fake_mount: mounts the FakeTree (fake_tree.h) through the real
 // FuseAdapter, for tests/mount/adapter_mount_test.py.
-//   tiledbfs_fake_mount [-f] [-s] [--writable-kernel-mount] [--opendir] MOUNTPOINT
+//   tiledbfs_fake_mount [-f] [-s] [--writable-kernel-mount] [--opendir]
+//                       [--big-bytes N] [--big-piece N] MOUNTPOINT
 // --writable-kernel-mount leaves the kernel mount read-write, so that
 // mutating requests reach the adapter and its own EROFS answers are tested.
 // --opendir lists folders through OPENDIR (AdapterOptions::list_with_opendir).
+// --big-bytes and --big-piece set the size of big.bin and the most bytes per
+// piece of it (FakeTreeOptions): scripts/bench.sh measures the adapter
+// serving a file from memory, without decoding anything.
 // Exit codes as tiledbfs: 1 usage, 4 mount problem.
 #include <unistd.h>
 
@@ -20,9 +24,16 @@ int main(int argc, char** argv) {
   namespace fs = tiledbfs::fusefs;
   bool foreground = false, single = false, writable = false, opendir = false;
   std::string mountpoint;
-  for (int i = 1; i < argc; ++i) {
+  fs::testing::FakeTreeOptions tree_options;
+  bool usage = false;
+  for (int i = 1; i < argc && !usage; ++i) {
     const std::string a = argv[i];
-    if (a == "-f") {
+    if ((a == "--big-bytes" || a == "--big-piece") && i + 1 < argc) {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(argv[++i], &end, 10);
+      if (end == argv[i] || *end != '\0' || argv[i][0] == '-') usage = true;
+      (a == "--big-bytes" ? tree_options.big_bytes : tree_options.big_piece) = v;
+    } else if (a == "-f") {
       foreground = true;
     } else if (a == "-s") {
       single = true;
@@ -33,13 +44,13 @@ int main(int argc, char** argv) {
     } else if (mountpoint.empty() && a[0] != '-') {
       mountpoint = a;
     } else {
-      std::fprintf(stderr, "usage: %s [-f] [-s] [--writable-kernel-mount] [--opendir] MOUNTPOINT\n",
-                   argv[0]);
-      return 1;
+      usage = true;
     }
   }
-  if (mountpoint.empty()) {
-    std::fprintf(stderr, "usage: %s [-f] [-s] [--writable-kernel-mount] [--opendir] MOUNTPOINT\n",
+  if (usage || mountpoint.empty()) {
+    std::fprintf(stderr,
+                 "usage: %s [-f] [-s] [--writable-kernel-mount] [--opendir] [--big-bytes N] "
+                 "[--big-piece N] MOUNTPOINT\n",
                  argv[0]);
     return 1;
   }
@@ -52,7 +63,7 @@ int main(int argc, char** argv) {
   options.uid = ::getuid();
   options.gid = ::getgid();
   options.list_with_opendir = opendir;
-  fs::FuseAdapter adapter(std::make_unique<fs::testing::FakeTree>(), options);
+  fs::FuseAdapter adapter(std::make_unique<fs::testing::FakeTree>(tree_options), options);
   fs::MountConfig config;
   config.mountpoint = real;
   config.fsname = "fake-tree";
