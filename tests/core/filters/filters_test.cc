@@ -369,6 +369,44 @@ TEST(ByteshuffleTest, BytePlanesThenLeftover) {
                             Ctx(Datatype::kInt32));
 }
 
+// Every value size TileDB types have, counts around the 16 values the
+// unshuffle takes at a time, and leftover bytes: against the definition
+// (byte j of value i at j * n + i) on pseudo-random bytes.
+TEST(ByteshuffleTest, EveryValueSizeCountAndLeftover) {
+  const std::pair<Datatype, uint64_t> types[] = {{Datatype::kInt8, 1},
+                                                 {Datatype::kInt16, 2},
+                                                 {Datatype::kFloat32, 4},
+                                                 {Datatype::kFloat64, 8}};
+  std::vector<uint64_t> counts;
+  for (uint64_t n = 0; n <= 50; ++n) counts.push_back(n);
+  for (uint64_t n : {127, 128, 129, 4095, 4096, 4097}) counts.push_back(n);
+  uint32_t seed = 12345;
+  for (auto [type, ts] : types) {
+    for (uint64_t n : counts) {
+      for (uint64_t left = 0; left < ts; ++left) {
+        const uint64_t size = n * ts + left;
+        ByteVec original(size);
+        for (auto& b : original) {
+          seed = seed * 1103515245 + 12345;
+          b = static_cast<uint8_t>(seed >> 16);
+        }
+        ByteVec shuffled(original);
+        for (uint64_t i = 0; i < n; ++i) {
+          for (uint64_t j = 0; j < ts; ++j) shuffled[j * n + i] = original[i * ts + j];
+        }
+        Writer md;
+        md.Put<uint32_t>(1).Put<uint32_t>(static_cast<uint32_t>(size));
+        auto r =
+            Unfilter({MakeFilter(FilterType::kByteshuffle)},
+                     OneChunkTile(static_cast<uint32_t>(size), md.bytes(), shuffled), Ctx(type));
+        ASSERT_TRUE(r.ok()) << r.error().ToString();
+        ASSERT_TRUE(*r == original)
+            << "value size " << ts << ", " << n << " values, " << left << " bytes left over";
+      }
+    }
+  }
+}
+
 TEST(BitshuffleTest, BitPlanesOfEightValues) {
   // Eight uint16: value 3 is 0x0100 (bit 0 of byte 1: row 8, bit 3 -> 0x08);
   // value 0 is 0x0003 (bits 0 and 1 of byte 0: rows 0 and 1, bit 0).
