@@ -131,10 +131,15 @@ class StreamedFile final : public OpenFile {
 
  private:
   // Pieces rendered ahead of a sequential reader: up to this many bytes (a
-  // window of pieces, at least one) ...
-  static constexpr uint64_t kAheadBytes = uint64_t{4} << 20;
+  // window of pieces, at least one) ... Through a mount, the cores idle
+  // between windows while FUSE hands the bytes out and the kernel asks for
+  // more (6-20 % idle against 3 % in-process): 16 MiB windows made the
+  // render of data.csv ~20 % faster than 4 MiB ones there (BENCHMARKS.md,
+  // session 12), and changed nothing in-process. A reader keeps its
+  // window's text: 16 MiB at most.
+  static constexpr uint64_t kAheadBytes = uint64_t{16} << 20;
   // ... and this many pieces, rendered by up to kMaxWorkers threads.
-  static constexpr uint64_t kMaxAhead = 64;
+  static constexpr uint64_t kMaxAhead = 256;
   static constexpr unsigned kMaxWorkers = 4;
 
   struct Slot {

@@ -73,7 +73,7 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
 // pieces rendered last are kept in buffers reused from read to read, so
 // that sequential reads render each piece once and allocate nothing: a
 // sequential reader's pieces are rendered ahead, in windows that double up
-// to 4 MiB (or one piece), split over every core; a seek renders one piece. A piece that does not
+// to 16 MiB (or one piece), split over every core; a seek renders one piece. A piece that does not
 // render to the size its layout says is kCorrupt (a renderer that is not deterministic): never
 // silently wrong bytes. Reads of one file are serialised.
 std::unique_ptr<OpenFile> MakeStreamedFile(std::shared_ptr<const StreamLayout> layout,
