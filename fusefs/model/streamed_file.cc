@@ -133,7 +133,7 @@ class StreamedFile final : public OpenFile {
   // Pieces rendered ahead of a sequential reader: up to this many bytes (a
   // window of pieces, at least one) ... Through a mount, the cores idle
   // between windows while FUSE hands the bytes out and the kernel asks for
-  // more (6-20 % idle against 3 % in-process): 16 MiB windows made the
+  // more (6-20 % idle against 1-5 % in-process): 16 MiB windows made the
   // render of data.csv ~20 % faster than 4 MiB ones there (BENCHMARKS.md,
   // session 12), and changed nothing in-process. A reader keeps its
   // window's text: 16 MiB at most.
