@@ -8,6 +8,10 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "fusefs/render/number_text.h"
 #include "fusefs/render/value_text.h"
 
@@ -193,18 +197,39 @@ bool NeedsQuotes(const char* text, size_t n) {
   return false;
 }
 
-// True if cells [first, last) of a var-sized text column hold no byte that
-// quoting or NUL-trimming looks at (, " CR LF NUL): then a cell is written as
-// it is, or as "" when empty. One branch-free pass over the values.
-bool PlainText(const core::Column& c, uint64_t first, uint64_t last) {
-  if (!c.var() || first >= last) return false;
-  const uint8_t* d = c.data.data();
+// True if bytes [p, end) hold none of , " CR LF NUL.
+bool NoSpecialBytes(const uint8_t* p, const uint8_t* end) {
   uint8_t hit = 0;
-  for (uint64_t p = c.offsets[first], end = c.offsets[last]; p < end; ++p) {
-    const uint8_t b = d[p];
+#if defined(__SSE2__)
+  // 16 bytes at a time: the byte loop below does not vectorize (the
+  // compiler makes it a branch per byte), and it was a third of measuring
+  // a table with a text column.
+  const __m128i comma = _mm_set1_epi8(','), quote = _mm_set1_epi8('"');
+  const __m128i cr = _mm_set1_epi8('\r'), lf = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+  __m128i any = zero;
+  for (; end - p >= 16; p += 16) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    any = _mm_or_si128(
+        any, _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, comma), _mm_cmpeq_epi8(b, quote)),
+                          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, cr), _mm_cmpeq_epi8(b, lf)),
+                                       _mm_cmpeq_epi8(b, zero))));
+  }
+  hit = _mm_movemask_epi8(any) != 0;
+#endif
+  for (; p < end; ++p) {
+    const uint8_t b = *p;
     hit |= static_cast<uint8_t>((b == ',') | (b == '"') | (b == '\r') | (b == '\n') | (b == 0));
   }
   return hit == 0;
+}
+
+// True if cells [first, last) of a var-sized text column hold no byte that
+// quoting or NUL-trimming looks at (, " CR LF NUL): then a cell is written as
+// it is, or as "" when empty.
+bool PlainText(const core::Column& c, uint64_t first, uint64_t last) {
+  if (!c.var() || first >= last) return false;
+  const uint8_t* d = c.data.data();
+  return NoSpecialBytes(d + c.offsets[first], d + c.offsets[last]);
 }
 
 template <class T, class Out>

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -38,11 +39,39 @@ inline void Write8(char* p, uint32_t v) {
   std::memcpy(p + 6, kDigits2 + 2 * (lo % 100), 2);
 }
 
-inline int Digits32(uint32_t v) {
-  if (v < 10000) return v < 100 ? (v < 10 ? 1 : 2) : (v < 1000 ? 3 : 4);
-  if (v < 100000000) return v < 1000000 ? (v < 100000 ? 5 : 6) : (v < 10000000 ? 7 : 8);
-  return v < 1000000000 ? 9 : 10;
+inline constexpr uint64_t kPow10[20] = {1ull,
+                                        10ull,
+                                        100ull,
+                                        1000ull,
+                                        10000ull,
+                                        100000ull,
+                                        1000000ull,
+                                        10000000ull,
+                                        100000000ull,
+                                        1000000000ull,
+                                        10000000000ull,
+                                        100000000000ull,
+                                        1000000000000ull,
+                                        10000000000000ull,
+                                        100000000000000ull,
+                                        1000000000000000ull,
+                                        10000000000000000ull,
+                                        100000000000000000ull,
+                                        1000000000000000000ull,
+                                        10000000000000000000ull};
+
+// The number of decimal digits of v (1 for 0) without branches: values of
+// random widths (coordinates, float significands) made a chain of compares
+// mispredict about once a value. From the bit width b, floor(b * log10 2)
+// (1233 / 4096 is log10 2 to 4 places, exact for b <= 64) is the digit
+// count or one less; one compare with a power of ten settles it.
+inline int DigitsOf(uint64_t v) {
+  v |= 1;  // 0 has the one digit of 1
+  const int low = (std::bit_width(v) * 1233) >> 12;
+  return low + (v >= kPow10[low]);
 }
+
+inline int Digits32(uint32_t v) { return DigitsOf(v); }
 
 // v < 1e8, no leading zeros. Digits go straight to their place, right to
 // left (no scratch copy: reloading bytes just stored in pairs stalls).
@@ -65,14 +94,7 @@ inline char* WriteSmall(char* p, uint32_t v) {
 }  // namespace number_text_internal
 
 // The number of decimal digits of v (1 for 0).
-inline int DecimalDigits(uint64_t v) {
-  using number_text_internal::Digits32;
-  if (v < 100000000) return Digits32(static_cast<uint32_t>(v));
-  if (v < 10000000000000000ull) return 8 + Digits32(static_cast<uint32_t>(v / 100000000));
-  return v < 10000000000000000000ull
-             ? (v < 100000000000000000ull ? 17 : (v < 1000000000000000000ull ? 18 : 19))
-             : 20;
-}
+inline int DecimalDigits(uint64_t v) { return number_text_internal::DigitsOf(v); }
 
 inline char* WriteDecimal(char* p, uint64_t v) {
   using namespace number_text_internal;

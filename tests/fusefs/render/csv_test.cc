@@ -152,6 +152,47 @@ TEST(CsvTest, StreamingRangesEqualTheFullRender) {
   ExpectEveryRangeMatches(*txt);
 }
 
+// A text column is scanned for the bytes that quote (, " CR LF) or trim
+// (NUL) 16 bytes at a time, then byte by byte: each such byte, at every
+// place of a cell and with the cell at every place of those 16-byte blocks,
+// is found, and the row is the cell's own field (trailing NULs dropped).
+TEST(CsvTest, EverySpecialByteAtEveryPlaceOfATextColumn) {
+  const std::string specials(",\"\r\n\0", 5);
+  for (char special : specials) {
+    for (size_t before = 0; before <= 33; ++before) {
+      for (size_t len = 1; len <= 20; ++len) {
+        for (size_t at = 0; at < len; ++at) {
+          std::string cell(len, 'b');
+          cell[at] = special;
+          Column s = Strings("s", {std::string(before, 'a'), cell, "tail text past one block"});
+          s.nullable = false;
+          s.validity.clear();
+          auto table = CsvTable::Make({{&s, nullptr}}, false);
+          ASSERT_TRUE(table.ok());
+          std::string trimmed = cell;
+          while (!trimmed.empty() && trimmed.back() == '\0') trimmed.pop_back();
+          const std::string want = Field(std::string(before, 'a')) + "\n" + Field(trimmed) + "\n" +
+                                   "tail text past one block\n";
+          std::string got;
+          table->AppendRows(got, 0, 3);
+          ASSERT_EQ(got, want) << "byte " << int(special) << " at " << at << " of " << len
+                               << " after " << before;
+          ASSERT_EQ(table->MeasureRows(0, 3), want.size());
+          ASSERT_EQ(table->MeasureRows(1, 2), Field(trimmed).size() + 1);
+        }
+      }
+    }
+  }
+  // Without any: every cell as it is (an empty one "").
+  Column plain = Strings("s", {"", std::string(40, 'x'), "y"});
+  auto table = CsvTable::Make({{&plain, nullptr}}, false);
+  ASSERT_TRUE(table.ok());
+  std::string got;
+  table->AppendRows(got, 0, 3);
+  EXPECT_EQ(got, "\"\"\n" + std::string(40, 'x') + "\ny\n");
+  EXPECT_EQ(table->MeasureRows(0, 3), got.size());
+}
+
 struct CorpusTable {
   testing::CorpusView view;
   std::vector<CsvColumn> columns;

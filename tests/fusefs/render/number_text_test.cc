@@ -59,6 +59,22 @@ TEST(NumberTextTest, IntegersAreToCharsText) {
   EXPECT_EQ(DecimalDigits(UINT64_MAX), 20);
 }
 
+// DecimalDigits estimates the count from the bit width, then corrects it by
+// one compare: right on both sides of every power of two and of ten.
+TEST(NumberTextTest, DecimalDigitsAtEveryBitWidthAndPowerOfTen) {
+  std::vector<uint64_t> edges = {0, 1, UINT64_MAX, UINT64_MAX - 1};
+  for (int b = 1; b < 64; ++b) {
+    const uint64_t p = uint64_t{1} << b;
+    edges.insert(edges.end(), {p - 1, p, p + 1});
+  }
+  uint64_t p = 1;
+  for (int k = 0; k < 20; ++k, p *= 10) edges.insert(edges.end(), {p - 1, p, p + 1});
+  for (uint64_t v : edges) {
+    ASSERT_EQ(static_cast<size_t>(DecimalDigits(v)), StdText(v).size()) << v;
+    ExpectInteger(v);
+  }
+}
+
 template <class F>
 void ExpectShortest(F v) {
   if (!std::isfinite(v)) return;
