@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <random>
@@ -20,12 +21,20 @@ std::string StdText(T v) {
   return std::string(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
 }
 
+// Write* may use all of its kMaxNumberText bytes, never one more.
+constexpr char kGuard = '\x5a';
+void ExpectGuardKept(const char* buf) {
+  for (size_t k = kMaxNumberText; k < kMaxNumberText + 8; ++k) ASSERT_EQ(buf[k], kGuard);
+}
+
 template <class T>
 void ExpectInteger(T v) {
-  char buf[kMaxNumberText];
+  char buf[kMaxNumberText + 8];
+  std::memset(buf, kGuard, sizeof(buf));
   std::string ours(buf, WriteInteger(buf, v));
   ASSERT_EQ(ours, StdText(v)) << +v;
   ASSERT_EQ(MeasureInteger(v), ours.size()) << +v;
+  ExpectGuardKept(buf);
 }
 
 template <class T>
@@ -59,6 +68,17 @@ TEST(NumberTextTest, IntegersAreToCharsText) {
   EXPECT_EQ(DecimalDigits(UINT64_MAX), 20);
 }
 
+// Numbers below 10^8 are written 8 digits at a time with the leading zeros
+// shifted out: every value below 2^21, and 2^16 values below each power of
+// ten from 10^5 to 10^19 and from each up.
+TEST(NumberTextTest, IntegersEveryValueBelow2To21AndAroundEachPowerOfTen) {
+  for (uint64_t v = 0; v < (uint64_t{1} << 21); ++v) ExpectInteger(v);
+  uint64_t p = 100000;
+  for (int k = 5; k < 20; ++k, p *= 10) {
+    for (uint64_t v = p - 65536; v < p + 65536; ++v) ExpectInteger(v);
+  }
+}
+
 // DecimalDigits estimates the count from the bit width, then corrects it by
 // one compare: right on both sides of every power of two and of ten.
 TEST(NumberTextTest, DecimalDigitsAtEveryBitWidthAndPowerOfTen) {
@@ -78,9 +98,11 @@ TEST(NumberTextTest, DecimalDigitsAtEveryBitWidthAndPowerOfTen) {
 template <class F>
 void ExpectShortest(F v) {
   if (!std::isfinite(v)) return;
-  char buf[kMaxNumberText];
+  char buf[kMaxNumberText + 8];
+  std::memset(buf, kGuard, sizeof(buf));
   std::string ours(buf, WriteShortest(buf, v));
   ASSERT_EQ(ours, StdText(v)) << static_cast<double>(v);
+  ExpectGuardKept(buf);
   ASSERT_EQ(MeasureShortest(v), ours.size()) << ours;
 }
 
