@@ -66,8 +66,7 @@ class CsvTable {
   uint64_t MeasureRows(uint64_t first, uint64_t last) const;
 
  private:
-  template <class Out>
-  void Emit(Out& out, uint64_t first, uint64_t last) const;
+  void Emit(std::string& out, uint64_t first, uint64_t last) const;
   CsvTable(std::vector<CsvColumn> columns, bool header, uint64_t rows);
   std::vector<CsvColumn> columns_;
   std::vector<uint8_t> kinds_;  // per column: how its cells are written (csv.cc)
