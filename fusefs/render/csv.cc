@@ -300,10 +300,12 @@ void CsvTable::Emit(std::string& out, uint64_t first, uint64_t last) const {
         case kFloat64:
           p = WriteFloatAt<double>(p, fixed);
           break;
-        case kBool:
-          std::memcpy(p, fixed[0] != 0 ? "true" : "false", fixed[0] != 0 ? 4 : 5);
-          p += fixed[0] != 0 ? 4 : 5;
+        case kBool: {
+          const std::string_view text = fixed[0] != 0 ? "true" : "false";
+          std::memcpy(p, text.data(), text.size());
+          p += text.size();
           break;
+        }
         case kRawText: {
           const char* text;
           size_t n;
