@@ -67,4 +67,30 @@ Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first
   return GatherAttribute(Inputs(), *index, name, first, count, *cache_, state, into, pieces);
 }
 
+Result<std::optional<StoredOrder>> ArrayView::StoredChunks(uint64_t chunk_cells) const {
+  ASSIGN_OR_RETURN(const CellIndex* index, Index());
+  if (schema_->dense()) return std::optional<StoredOrder>();
+  const ViewInputs& in = Inputs();
+  std::vector<uint64_t> tile_cells;
+  tile_cells.reserve(index->sparse_tiles.size());
+  for (const CellIndex::SparseTile& t : index->sparse_tiles) {
+    if (t.fragment >= in.fragments.size()) {
+      return Error::Corrupt(
+          fmt::format("view tile of fragment {} of {}", t.fragment, in.fragments.size()));
+    }
+    tile_cells.push_back(in.fragments[t.fragment]->TileCellNum(t.tile));
+  }
+  ASSIGN_OR_RETURN(StoredOrder order, StoredOrder::Make(*index, tile_cells, chunk_cells));
+  return std::optional<StoredOrder>(std::move(order));
+}
+
+Result<Column> ArrayView::ReadStoredChunk(const StoredOrder& order, size_t k,
+                                          const std::string& name) const {
+  if (k >= order.chunks()) {
+    return Error::InvalidArgument(fmt::format("{}: chunk {} of {}", name, k, order.chunks()));
+  }
+  const CellIndex chunk = order.Chunk(k);
+  return GatherAttribute(Inputs(), chunk, name, 0, chunk.cell_count, *cache_);
+}
+
 }  // namespace tiledbfs::core

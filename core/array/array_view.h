@@ -74,6 +74,16 @@ class ArrayView {
                                 ReadState* state = nullptr, uint8_t* into = nullptr,
                                 Pieces* pieces = nullptr) const;
 
+  // Sparse views: the view's cells in storage order, `chunk_cells` at a
+  // time (StoredOrder; it points into the view, which must outlive it);
+  // nullopt for a dense view.
+  Result<std::optional<StoredOrder>> StoredChunks(uint64_t chunk_cells) const;
+  // Attribute `name` of chunk k of `order` (from this view's StoredChunks),
+  // its cells in storage order. kNotFound for a dimension or an unknown
+  // name.
+  // (No reader state: the tiles come from the shared cache.)
+  Result<Column> ReadStoredChunk(const StoredOrder& order, size_t k, const std::string& name) const;
+
  private:
   Result<const CellIndex*> Index() const;
   // in_, with the fragment list gathered (once) if it was left to source_.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -780,6 +781,102 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
 }
 
 }  // namespace
+
+Result<StoredOrder> StoredOrder::Make(const CellIndex& index,
+                                      const std::vector<uint64_t>& tile_cells,
+                                      uint64_t chunk_cells) {
+  if (index.dense) return Error::InvalidArgument("stored order of a dense view");
+  const size_t tiles = index.sparse_tiles.size();
+  if (tile_cells.size() != tiles) {
+    return Error::InvalidArgument(
+        fmt::format("stored order: {} tile sizes for {} tiles", tile_cells.size(), tiles));
+  }
+  chunk_cells = std::max<uint64_t>(chunk_cells, 1);
+  StoredOrder o;
+  o.index_ = &index;
+  o.tile_base_.assign(tiles + 1, 0);
+  for (size_t t = 0; t < tiles; ++t) {
+    if (AddOverflow(o.tile_base_[t], tile_cells[t], &o.tile_base_[t + 1])) {
+      return Error::Corrupt("stored order: the tiles hold more than 2^64 cells");
+    }
+  }
+  const uint64_t total = o.tile_base_[tiles];
+  // The index names distinct stored cells: as many as there are means all.
+  o.all_ = index.cell_count == total;
+  o.chunk_bit_.push_back(0);
+  if (o.all_) {
+    for (uint64_t at = 0; at < total; at += chunk_cells) {
+      o.chunk_bit_.push_back(std::min(total, at + chunk_cells));
+      o.chunk_cells_.push_back(o.chunk_bit_.back() - at);
+    }
+    return o;
+  }
+  const uint64_t mask = (uint64_t{1} << index.pos_bits) - 1;
+  o.bits_.assign((total + 63) / 64, 0);
+  for (uint64_t i = 0; i < index.cell_count; ++i) {
+    const uint64_t ord = index.OrdinalAt(i), t = ord >> index.pos_bits;
+    if (t >= tiles || (ord & mask) >= tile_cells[t]) {
+      return Error::Corrupt(
+          fmt::format("view cell {}: cell {} of tile {} of {}", i, ord & mask, t, tiles));
+    }
+    const uint64_t b = o.tile_base_[t] + (ord & mask);
+    o.bits_[b / 64] |= uint64_t{1} << (b % 64);
+  }
+  // Chunk boundaries: after every chunk_cells kept cells.
+  uint64_t in_chunk = 0, kept = 0;
+  for (size_t w = 0; w < o.bits_.size(); ++w) {
+    uint64_t word = o.bits_[w];
+    const uint64_t n = static_cast<uint64_t>(std::popcount(word));
+    kept += n;
+    if (in_chunk + n < chunk_cells) {
+      in_chunk += n;
+      continue;
+    }
+    // The chunk ends in this word (perhaps more than one does).
+    for (; word != 0; word &= word - 1) {
+      if (++in_chunk < chunk_cells) continue;
+      o.chunk_bit_.push_back(w * 64 + static_cast<uint64_t>(std::countr_zero(word)) + 1);
+      o.chunk_cells_.push_back(in_chunk);
+      in_chunk = 0;
+    }
+  }
+  if (kept != index.cell_count) {
+    return Error::Corrupt(
+        fmt::format("view of {} cells names {} distinct stored cells", index.cell_count, kept));
+  }
+  if (in_chunk > 0) {
+    o.chunk_bit_.push_back(total);
+    o.chunk_cells_.push_back(in_chunk);
+  }
+  return o;
+}
+
+CellIndex StoredOrder::Chunk(size_t k) const {
+  CellIndex c;
+  c.cell_count = chunk_cells_[k];
+  c.sparse_tiles = index_->sparse_tiles;
+  c.pos_bits = index_->pos_bits;
+  c.ordinals.reserve(c.cell_count);
+  const uint64_t from = chunk_bit_[k], to = chunk_bit_[k + 1];
+  size_t t = static_cast<size_t>(std::upper_bound(tile_base_.begin(), tile_base_.end(), from) -
+                                 tile_base_.begin()) -
+             1;
+  auto add = [&](uint64_t b) {
+    while (tile_base_[t + 1] <= b) ++t;
+    c.ordinals.push_back((uint64_t{t} << c.pos_bits) | (b - tile_base_[t]));
+  };
+  if (all_) {
+    for (uint64_t b = from; b < to; ++b) add(b);
+    return c;
+  }
+  for (uint64_t w = from / 64; w * 64 < to; ++w) {
+    uint64_t word = bits_[w];
+    if (w == from / 64) word &= ~uint64_t{0} << (from % 64);
+    if ((w + 1) * 64 > to) word &= ~uint64_t{0} >> (64 - to % 64);
+    for (; word != 0; word &= word - 1) add(w * 64 + static_cast<uint64_t>(std::countr_zero(word)));
+  }
+  return c;
+}
 
 Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
   ASSIGN_OR_RETURN(std::optional<CellIndex> packed, BuildSparseIndexPacked(in));

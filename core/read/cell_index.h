@@ -122,20 +122,50 @@ struct CellIndex {
   std::vector<uint64_t> shape;  // dense: extents of box per dimension
 
   CellRef At(uint64_t i) const { return dense ? dense->Locate(i) : RunAt(i, 1).ref; }
+  // Sparse: the ordinal of the stored cell behind view cell i.
+  uint64_t OrdinalAt(uint64_t i) const {
+    return packing ? packing->OrdinalOf(packed[i]) : ordinals[i];
+  }
   // The run of at most `max` (>= 1) cells from cell i supplied by one tile.
   CellRun RunAt(uint64_t i, uint64_t max) const;
   // Bytes the index holds (approximately).
   uint64_t footprint() const;
 
  private:
-  uint64_t OrdinalAt(uint64_t i) const {
-    return packing ? packing->OrdinalOf(packed[i]) : ordinals[i];
-  }
   CellRef RefOf(uint64_t ordinal) const {
     const SparseTile& t = sparse_tiles[ordinal >> pos_bits];
     return CellRef{t.fragment, static_cast<uint32_t>(ordinal & ((uint64_t{1} << pos_bits) - 1)),
                    t.tile};
   }
+};
+
+// The cells of a sparse index in storage order (tile by tile, positions
+// ascending) instead of view order, in chunks of at most `chunk_cells`
+// cells: for what does not depend on the order (the size of a rendered
+// file is the sum of its cells' sizes), reading tile by tile spares the
+// gather of every run the view order interleaves. Holds at most one bit
+// per stored cell, not the cells.
+class StoredOrder {
+ public:
+  // `tile_cells`: the cells each of index.sparse_tiles holds. A view that
+  // keeps every stored cell (no duplicate, timestamp or delete dropped
+  // one) needs no bits. Errors: kInvalidArgument for a dense index or a
+  // tile count that is not the index's; kCorrupt for a view cell past its
+  // tile's cells.
+  static Result<StoredOrder> Make(const CellIndex& index, const std::vector<uint64_t>& tile_cells,
+                                  uint64_t chunk_cells);
+  size_t chunks() const { return chunk_bit_.size() - 1; }
+  // Chunk k: the view cells it holds, as an index of their ordinals
+  // (ascending; the tiles of `index`, which must outlive it).
+  CellIndex Chunk(size_t k) const;
+
+ private:
+  const CellIndex* index_ = nullptr;
+  bool all_ = false;                   // every stored cell is in the view: no bits
+  std::vector<uint64_t> bits_;         // bit tile_base_[t] + pos: the view keeps cell pos of tile t
+  std::vector<uint64_t> tile_base_;    // per tile, then the total
+  std::vector<uint64_t> chunk_bit_;    // the first bit of each chunk, then the total
+  std::vector<uint64_t> chunk_cells_;  // cells in each chunk
 };
 
 Result<CellIndex> BuildDenseIndex(const ViewInputs& in);

@@ -1,0 +1,183 @@
+// StoredOrder: a sparse view's cells in storage order, in chunks. On
+// synthetic indexes (every stored cell kept, some dropped, bad input) and
+// on every sparse view of the fixture corpus, where the chunks must hold
+// exactly the view's cells (as a multiset: the order is the storage's).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+#include <random>
+
+#include "core/array/array.h"
+#include "core/array/array_view.h"
+#include "core/read/cell_index.h"
+
+namespace tiledbfs::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A sparse index naming `ordinals` (view order) over tiles of `tile_cells`.
+CellIndex IndexOf(const std::vector<uint64_t>& tile_cells, int pos_bits,
+                  std::vector<uint64_t> ordinals) {
+  CellIndex index;
+  for (size_t t = 0; t < tile_cells.size(); ++t) {
+    index.sparse_tiles.push_back({static_cast<uint32_t>(t % 3), t});
+  }
+  index.pos_bits = pos_bits;
+  index.cell_count = ordinals.size();
+  index.ordinals = std::move(ordinals);
+  return index;
+}
+
+// The chunks' ordinals, concatenated; checks each chunk's size.
+std::vector<uint64_t> Chunked(const StoredOrder& order, uint64_t chunk_cells, uint64_t cells) {
+  std::vector<uint64_t> out;
+  for (size_t k = 0; k < order.chunks(); ++k) {
+    CellIndex c = order.Chunk(k);
+    EXPECT_EQ(c.cell_count, c.ordinals.size());
+    if (k + 1 < order.chunks()) {
+      EXPECT_EQ(c.cell_count, chunk_cells) << "chunk " << k;
+    } else {
+      EXPECT_GE(c.cell_count, 1u);
+      EXPECT_LE(c.cell_count, chunk_cells);
+    }
+    out.insert(out.end(), c.ordinals.begin(), c.ordinals.end());
+  }
+  EXPECT_EQ(out.size(), cells);
+  return out;
+}
+
+// Every stored cell of tiles of 5, 100, 1, 70 and 64 cells, in a shuffled
+// view order, then the same with a third of them dropped: chunks of many
+// sizes hold the kept ordinals, ascending.
+TEST(StoredOrderTest, ChunksHoldTheKeptCellsInStorageOrder) {
+  const std::vector<uint64_t> tile_cells = {5, 100, 1, 70, 64};
+  const int pos_bits = 7;
+  std::vector<uint64_t> all;
+  for (size_t t = 0; t < tile_cells.size(); ++t) {
+    for (uint64_t p = 0; p < tile_cells[t]; ++p) all.push_back((uint64_t{t} << pos_bits) | p);
+  }
+  std::mt19937_64 rng(3);
+  std::vector<uint64_t> some;
+  for (uint64_t o : all) {
+    if (rng() % 3 != 0) some.push_back(o);
+  }
+  for (const auto* kept : {&all, &some}) {
+    std::vector<uint64_t> view = *kept;
+    std::shuffle(view.begin(), view.end(), rng);
+    CellIndex index = IndexOf(tile_cells, pos_bits, view);
+    for (uint64_t chunk : {1, 2, 3, 7, 63, 64, 65, 128, 239, 240, 241, 1000}) {
+      SCOPED_TRACE(::testing::Message() << kept->size() << " cells, chunks of " << chunk);
+      auto order = StoredOrder::Make(index, tile_cells, chunk);
+      ASSERT_TRUE(order.ok()) << order.error().ToString();
+      EXPECT_EQ(order->chunks(), (kept->size() + chunk - 1) / chunk);
+      EXPECT_EQ(Chunked(*order, chunk, kept->size()), *kept);
+      // The chunk's runs: each tile's kept cells, consecutive ones as one run.
+      CellIndex c = order->Chunk(0);
+      CellRun run = c.RunAt(0, c.cell_count);
+      EXPECT_EQ(run.ref.tile, 0u);
+      EXPECT_EQ(run.ref.pos, (*kept)[0] & 127);
+    }
+  }
+  // No cell at all.
+  CellIndex none = IndexOf(tile_cells, pos_bits, {});
+  auto order = StoredOrder::Make(none, tile_cells, 4);
+  ASSERT_TRUE(order.ok());
+  EXPECT_EQ(order->chunks(), 0u);
+}
+
+TEST(StoredOrderTest, BadIndexesAreErrors) {
+  const std::vector<uint64_t> tile_cells = {4, 4};
+  // A position past its tile's cells.
+  auto past = StoredOrder::Make(IndexOf(tile_cells, 3, {0, 1, (1u << 3) | 4}), tile_cells, 2);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(past.error().message().find("cell 4 of tile 1"), std::string::npos)
+      << past.error().message();
+  // A tile that is not in the table.
+  auto tile = StoredOrder::Make(IndexOf(tile_cells, 3, {0, 2u << 3}), tile_cells, 2);
+  ASSERT_FALSE(tile.ok());
+  EXPECT_EQ(tile.error().code(), ErrorCode::kCorrupt);
+  // The same cell twice.
+  auto twice = StoredOrder::Make(IndexOf(tile_cells, 3, {1, 1, 2}), tile_cells, 2);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(twice.error().message().find("3 cells names 2 distinct"), std::string::npos)
+      << twice.error().message();
+  // Tile sizes that do not match the table.
+  auto sizes = StoredOrder::Make(IndexOf(tile_cells, 3, {0}), {4}, 2);
+  ASSERT_FALSE(sizes.ok());
+  EXPECT_EQ(sizes.error().code(), ErrorCode::kInvalidArgument);
+  // A dense index.
+  CellIndex dense = IndexOf(tile_cells, 3, {});
+  dense.dense.emplace();
+  auto d = StoredOrder::Make(dense, tile_cells, 2);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().code(), ErrorCode::kInvalidArgument);
+}
+
+// A field's cells as byte strings (a null as a marker), sorted.
+std::vector<std::string> SortedCells(const Column& c) {
+  std::vector<std::string> out;
+  for (uint64_t i = 0; i < c.cell_count; ++i) {
+    Bytes b = c.cell(i);
+    out.push_back(c.valid(i) ? "v" + std::string(b.begin(), b.end()) : "null");
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Every sparse view of the corpus (the latest, every instant, with dropped
+// duplicates, deletes and timestamps among them): each attribute read
+// chunk by chunk in storage order holds the view's cells.
+TEST(StoredOrderTest, CorpusChunksHoldEveryViewCell) {
+  const fs::path arrays = fs::path(TILEDBFS_TEST_DATA) / "corpus" / "arrays";
+  int views = 0;
+  for (const auto& e : fs::directory_iterator(arrays)) {
+    const std::string name = e.path().filename();
+    if (!e.is_directory() || name == "group" || name == "encrypted") continue;
+    SCOPED_TRACE(name);
+    auto storage = LocalStorage::Open(e.path().string());
+    ASSERT_TRUE(storage.ok());
+    auto array = Array::Open(*storage, std::nullopt);
+    ASSERT_TRUE(array.ok()) << array.error().ToString();
+    auto instants = (*array)->Instants();
+    ASSERT_TRUE(instants.ok());
+    std::vector<uint64_t> times = *instants;
+    times.push_back(UINT64_MAX);
+    for (uint64_t t : times) {
+      auto view = (*array)->ViewAt(t);
+      ASSERT_TRUE(view.ok());
+      auto order = (*view)->StoredChunks(5);
+      ASSERT_TRUE(order.ok()) << order.error().ToString();
+      if ((*view)->dense()) {
+        EXPECT_FALSE(order->has_value());
+        continue;
+      }
+      ASSERT_TRUE(order->has_value());
+      ++views;
+      for (const Attribute& a : (*view)->schema().attributes) {
+        SCOPED_TRACE(a.name + " at " + std::to_string(t));
+        auto whole = (*view)->ReadField(a.name);
+        ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+        std::vector<std::string> got;
+        for (size_t k = 0; k < (*order)->chunks(); ++k) {
+          auto c = (*view)->ReadStoredChunk(**order, k, a.name);
+          ASSERT_TRUE(c.ok()) << c.error().ToString();
+          std::vector<std::string> part = SortedCells(*c);
+          got.insert(got.end(), part.begin(), part.end());
+        }
+        std::sort(got.begin(), got.end());
+        EXPECT_EQ(got, SortedCells(*whole));
+      }
+      auto past = (*view)->ReadStoredChunk(**order, (*order)->chunks(), "x");
+      EXPECT_FALSE(past.ok());
+    }
+  }
+  EXPECT_GE(views, 10);
+}
+
+}  // namespace
+}  // namespace tiledbfs::core
