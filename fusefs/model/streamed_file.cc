@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -26,33 +27,74 @@ core::Status CellRenderer::Measure(uint64_t first, uint64_t count, uint64_t piec
   return core::Ok();
 }
 
+core::Result<std::optional<uint64_t>> CellRenderer::MeasureAll(uint64_t) const {
+  return std::optional<uint64_t>();
+}
+
 uint64_t DefaultPieceCells(uint64_t cells) {
   constexpr uint64_t kMin = 4096, kMaxPieces = 65536;
   return std::max(kMin, (cells + kMaxPieces - 1) / kMaxPieces);
 }
 
-core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std::string header,
-                                               std::string trailer, uint64_t cells,
-                                               uint64_t piece_cells, uint64_t batch_cells) {
-  StreamLayout layout;
-  layout.header = std::move(header);
-  layout.trailer = std::move(trailer);
-  layout.cells = cells;
-  layout.piece_cells = std::max<uint64_t>(piece_cells, 1);
-  const uint64_t piece = layout.piece_cells;
-  const uint64_t pieces = cells / piece + (cells % piece != 0 ? 1 : 0);
-  uint64_t batch = std::max(batch_cells, piece);
-  batch = (batch / piece) * piece;
-  // Batches are measured on every core (each worker with its own read
-  // state), then their piece sizes are summed in order. An error stops
-  // the pass (batches not started yet are skipped).
-  const uint64_t batches = cells / batch + (cells % batch != 0 ? 1 : 0);
-  std::vector<std::vector<uint64_t>> sizes(batches);
-  std::vector<core::Status> status(batches, core::Ok());
+PieceStarts::PieceStarts(std::vector<uint64_t> all)
+    : starts_(std::move(all)), pieces_(starts_.size() - 1), end_(starts_.back()) {}
+
+PieceStarts::PieceStarts(uint64_t first, uint64_t pieces, uint64_t end)
+    : pieces_(pieces), end_(end) {
+  starts_.reserve(pieces + 1);
+  starts_.push_back(first);
+}
+
+uint64_t PieceStarts::known() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return starts_.size() - 1;
+}
+
+uint64_t PieceStarts::Start(uint64_t j) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return starts_[std::min<uint64_t>(j, starts_.size() - 1)];
+}
+
+std::optional<uint64_t> PieceStarts::Find(uint64_t offset) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (offset < starts_.front() || offset >= starts_.back()) return std::nullopt;
+  auto it = std::upper_bound(starts_.begin(), starts_.end(), offset);
+  return static_cast<uint64_t>(it - starts_.begin()) - 1;
+}
+
+core::Status PieceStarts::Record(uint64_t j, uint64_t size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t known = starts_.size() - 1;
+  if (j < known) {
+    if (starts_[j + 1] - starts_[j] == size) return core::Ok();
+    return Error::Corrupt(fmt::format("piece {} rendered to {} bytes, {} before", j, size,
+                                      starts_[j + 1] - starts_[j]));
+  }
+  if (j > known || j >= pieces_) {
+    return Error::InvalidArgument(
+        fmt::format("piece {} recorded, {} of {} known", j, known, pieces_));
+  }
+  const uint64_t end = starts_.back() + size;
+  if (j + 1 == pieces_ ? end != end_ : end > end_) {
+    return Error::Corrupt(
+        fmt::format("pieces 0 to {} end at byte {}, the layout measured {}", j, end, end_));
+  }
+  starts_.push_back(end);
+  return core::Ok();
+}
+
+namespace {
+
+// Runs task(i, state) for every i < n on every core, each worker with a
+// read state of its own. The first failed task's error (by i) is the
+// result; once one fails, tasks not started yet are skipped.
+core::Status RunOnEveryCore(size_t n,
+                            const std::function<core::Status(size_t, core::ReadState*)>& task) {
+  std::vector<core::Status> status(n, core::Ok());
   std::atomic<bool> failed{false};
   std::mutex states_mu;
   std::vector<std::unique_ptr<core::ReadState>> states;  // free ones
-  core::ParallelFor(batches, [&](size_t b) {
+  core::ParallelFor(n, [&](size_t i) {
     if (failed.load()) return;
     std::unique_ptr<core::ReadState> state;
     {
@@ -63,28 +105,67 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
       }
     }
     if (!state) state = std::make_unique<core::ReadState>();
-    const uint64_t first = b * batch, n = std::min(batch, cells - first);
-    status[b] = renderer.Measure(first, n, piece, sizes[b], state.get());
-    const uint64_t expected = n / piece + (n % piece != 0 ? 1 : 0);
-    if (status[b].ok() && sizes[b].size() != expected) {
-      status[b] =
-          Error::Corrupt(fmt::format("layout of cells [{}, +{}): {} piece sizes for {} pieces",
-                                     first, n, sizes[b].size(), expected));
-    }
-    if (!status[b].ok()) failed = true;
+    status[i] = task(i, state.get());
+    if (!status[i].ok()) failed = true;
     std::lock_guard<std::mutex> lock(states_mu);
     states.push_back(std::move(state));
   });
-  layout.starts.reserve(pieces + 1);
-  uint64_t at = layout.header.size();
-  layout.starts.push_back(at);
-  for (uint64_t b = 0; b < batches; ++b) {
-    TRY(status[b]);
-    for (uint64_t s : sizes[b]) {
-      at += s;
-      layout.starts.push_back(at);
+  for (auto& st : status) TRY(st);
+  return core::Ok();
+}
+
+// The sizes of the pieces of cells [first, first + count) (first a
+// multiple of piece), measured in batches on every core.
+core::Result<std::vector<uint64_t>> MeasurePieces(const CellRenderer& renderer, uint64_t first,
+                                                  uint64_t count, uint64_t piece,
+                                                  uint64_t batch_cells) {
+  uint64_t batch = std::max(batch_cells, piece);
+  batch = (batch / piece) * piece;
+  const uint64_t batches = count / batch + (count % batch != 0 ? 1 : 0);
+  std::vector<std::vector<uint64_t>> sizes(batches);
+  TRY(RunOnEveryCore(batches, [&](size_t b, core::ReadState* state) -> core::Status {
+    const uint64_t at = first + b * batch, n = std::min(batch, first + count - at);
+    TRY(renderer.Measure(at, n, piece, sizes[b], state));
+    const uint64_t expected = n / piece + (n % piece != 0 ? 1 : 0);
+    if (sizes[b].size() != expected) {
+      return Error::Corrupt(fmt::format("layout of cells [{}, +{}): {} piece sizes for {} pieces",
+                                        at, n, sizes[b].size(), expected));
     }
+    return core::Ok();
+  }));
+  std::vector<uint64_t> all;
+  for (auto& v : sizes) all.insert(all.end(), v.begin(), v.end());
+  return all;
+}
+
+}  // namespace
+
+core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std::string header,
+                                               std::string trailer, uint64_t cells,
+                                               uint64_t piece_cells, uint64_t batch_cells) {
+  StreamLayout layout;
+  layout.header = std::move(header);
+  layout.trailer = std::move(trailer);
+  layout.cells = cells;
+  layout.piece_cells = std::max<uint64_t>(piece_cells, 1);
+  layout.batch_cells = std::max<uint64_t>(batch_cells, 1);
+  const uint64_t piece = layout.piece_cells;
+  const uint64_t pieces = cells / piece + (cells % piece != 0 ? 1 : 0);
+  ASSIGN_OR_RETURN(std::optional<uint64_t> total, renderer.MeasureAll(layout.batch_cells));
+  if (total) {
+    layout.body_end = layout.header.size() + *total;
+    layout.starts = std::make_shared<PieceStarts>(layout.header.size(), pieces, layout.body_end);
+    return layout;
   }
+  ASSIGN_OR_RETURN(std::vector<uint64_t> sizes,
+                   MeasurePieces(renderer, 0, cells, piece, layout.batch_cells));
+  std::vector<uint64_t> starts;
+  starts.reserve(pieces + 1);
+  uint64_t at = layout.header.size();
+  starts.push_back(at);
+  for (uint64_t size : sizes) starts.push_back(at += size);
+  layout.body_end = at;
+  layout.starts = std::make_shared<PieceStarts>(std::move(starts));
   return layout;
 }
 
@@ -111,19 +192,21 @@ class StreamedFile final : public OpenFile {
 
   Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
     const StreamLayout& l = *layout_;
+    PieceStarts& s = *l.starts;
     const uint64_t size = l.size();
     if (offset >= size || out.empty()) return size_t{0};
     const uint64_t end = offset + std::min<uint64_t>(out.size(), size - offset);
     CopyOverlap(l.header, 0, offset, end, out);
-    CopyOverlap(l.trailer, l.starts.back(), offset, end, out);
-    if (l.pieces() > 0 && offset < l.starts.back() && end > l.starts.front()) {
+    CopyOverlap(l.trailer, l.body_end, offset, end, out);
+    if (l.pieces() > 0 && offset < l.body_end && end > l.header.size()) {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = std::upper_bound(l.starts.begin(), l.starts.end(), offset);
-      uint64_t j = it == l.starts.begin() ? 0 : static_cast<uint64_t>(it - l.starts.begin()) - 1;
-      for (; j < l.pieces() && l.starts[j] < end; ++j) {
-        if (l.starts[j + 1] <= offset) continue;  // an empty piece
+      TRY(Reach(offset));
+      // The piece holding offset (empty pieces before it skipped), or the
+      // first one for a read that starts in the header.
+      uint64_t j = s.Find(offset).value_or(0);
+      for (; j < l.pieces() && s.Start(j) < end; ++j) {
         ASSIGN_OR_RETURN(const std::string* text, Piece(j));
-        CopyOverlap(*text, l.starts[j], offset, end, out);
+        CopyOverlap(*text, s.Start(j), offset, end, out);
       }
     }
     return static_cast<size_t>(end - offset);
@@ -157,20 +240,62 @@ class StreamedFile final : public OpenFile {
   // renders that piece alone.
   Result<const std::string*> Piece(uint64_t j) {
     const StreamLayout& l = *layout_;
+    PieceStarts& s = *l.starts;
     if (j < first_ || j - first_ >= count_) {
       uint64_t want = 1;
       if (count_ > 0 && j == first_ + count_) want = std::min(2 * count_, kMaxAhead);
-      uint64_t n = 1, bytes = l.starts[j + 1] - l.starts[j];
+      // A piece's size: known, or else the average.
+      const uint64_t known = s.known();
+      const uint64_t average = (l.body_end - l.header.size()) / l.pieces();
+      auto bytes_of = [&](uint64_t k) { return k < known ? s.Start(k + 1) - s.Start(k) : average; };
+      uint64_t n = 1, bytes = bytes_of(j);
       while (n < want && j + n < l.pieces()) {
-        bytes += l.starts[j + n + 1] - l.starts[j + n];
+        bytes += bytes_of(j + n);
         if (bytes > kAheadBytes) break;
         ++n;
       }
       Render(j, n);
+      // The window's sizes, in order up to the first failure: they extend
+      // a lazy layout's known starts (and are checked against known ones).
+      for (uint64_t k = 0; k < n; ++k) {
+        Slot& slot = window_[k];
+        if (slot.status.ok()) slot.status = s.Record(j + k, slot.text.size());
+        if (!slot.status.ok()) break;
+      }
     }
-    Slot& s = window_[j - first_];
-    TRY(s.status);
-    return &s.text;
+    Slot& slot = window_[j - first_];
+    TRY(slot.status);
+    return &slot.text;
+  }
+
+  // Makes the start of a piece past `offset` known, or every start: a
+  // reader within kAheadBytes of the known starts renders forward from
+  // them (as a sequential reader would); one further ahead has every piece
+  // left measured first (the pass an eager layout makes up front).
+  core::Status Reach(uint64_t offset) {
+    PieceStarts& s = *layout_->starts;
+    while (true) {
+      const uint64_t k = s.known();
+      if (k == s.pieces() || s.Start(k) > offset) return core::Ok();
+      if (offset - s.Start(k) > kAheadBytes) return MeasureRest();
+      TRY(Piece(k));
+      if (s.known() <= k) {
+        return Error::Corrupt(fmt::format("piece {} rendered but its size not recorded", k));
+      }
+    }
+  }
+
+  core::Status MeasureRest() {
+    const StreamLayout& l = *layout_;
+    PieceStarts& s = *l.starts;
+    std::lock_guard<std::mutex> lock(s.measuring());
+    const uint64_t k = s.known();
+    if (k == l.pieces()) return core::Ok();
+    const uint64_t first = k * l.piece_cells;
+    ASSIGN_OR_RETURN(std::vector<uint64_t> sizes, MeasurePieces(*renderer_, first, l.cells - first,
+                                                                l.piece_cells, l.batch_cells));
+    for (uint64_t i = 0; i < sizes.size(); ++i) TRY(s.Record(k + i, sizes[i]));
+    return core::Ok();
   }
 
   // Renders pieces [j, j + n) into the window.
@@ -205,21 +330,25 @@ class StreamedFile final : public OpenFile {
 
   core::Status RenderPiece(uint64_t j, std::string& text, core::ReadState* state) const {
     const StreamLayout& l = *layout_;
+    const PieceStarts& s = *l.starts;
     const uint64_t first = j * l.piece_cells;
     const uint64_t count = std::min(l.piece_cells, l.cells - first);
-    const uint64_t expected = l.starts[j + 1] - l.starts[j];
+    // The piece's size if known, else the average (for the buffer).
+    std::optional<uint64_t> expected;
+    if (j < s.known()) expected = s.Start(j + 1) - s.Start(j);
+    const uint64_t room = expected ? *expected : (l.body_end - l.header.size()) / l.pieces();
     text.clear();
     // Give back the room a much larger piece needed.
-    if (text.capacity() > (uint64_t{4} << 20) && text.capacity() > 4 * expected) {
+    if (text.capacity() > (uint64_t{4} << 20) && text.capacity() > 4 * room) {
       text.shrink_to_fit();
     }
     // Room for the piece and for the widest value a renderer reserves at
     // its end, so that the buffer does not reallocate.
-    text.reserve(expected + 64);
+    text.reserve(room + 64);
     TRY(renderer_->Render(first, count, text, state));
-    if (text.size() != expected) {
+    if (expected && text.size() != *expected) {
       return Error::Corrupt(fmt::format("cells [{}, +{}) rendered to {} bytes, layout says {}",
-                                        first, count, text.size(), expected));
+                                        first, count, text.size(), *expected));
     }
     return core::Ok();
   }
@@ -363,6 +492,54 @@ class CsvRenderer final : public CellRenderer {
     return core::Ok();
   }
 
+  // A sparse view's rows are measured in two parts whose sizes add up
+  // whatever the order of the rows: the dimensions in the view's order
+  // (their values come from the index, with no tile to read), and the
+  // attributes in storage order, tile by tile, where a tile's cells are one
+  // run instead of the short runs the view's order interleaves. Each part
+  // counts a separator or the line end after each of its fields.
+  core::Result<std::optional<uint64_t>> MeasureAll(uint64_t batch_cells) const override {
+    const core::ArraySchema& schema = view_->schema();
+    if (schema.dense()) return std::optional<uint64_t>();
+    ASSIGN_OR_RETURN(std::optional<core::StoredOrder> order, view_->StoredChunks(batch_cells));
+    if (!order) return std::optional<uint64_t>();
+    ASSIGN_OR_RETURN(uint64_t cells, view_->CellCount());
+    std::vector<size_t> dims, attrs;
+    for (size_t k = 0; k < fields_.size(); ++k) {
+      (schema.DimensionIndex(fields_[k]) >= 0 ? dims : attrs).push_back(k);
+    }
+    const uint64_t dim_batches =
+        dims.empty() ? 0 : cells / batch_cells + (cells % batch_cells != 0 ? 1 : 0);
+    const size_t attr_chunks = attrs.empty() ? 0 : order->chunks();
+    std::vector<uint64_t> sizes(dim_batches + attr_chunks, 0);
+    TRY(RunOnEveryCore(sizes.size(), [&](size_t i, core::ReadState* state) -> core::Status {
+      std::vector<core::Column> cols;
+      const std::vector<size_t>& part = i < dim_batches ? dims : attrs;
+      cols.reserve(part.size());
+      for (size_t k : part) {
+        const std::string& f = fields_[k];
+        if (i < dim_batches) {
+          const uint64_t first = i * batch_cells;
+          ASSIGN_OR_RETURN(
+              core::Column c,
+              view_->ReadFieldRange(f, first, std::min(batch_cells, cells - first), state));
+          cols.push_back(std::move(c));
+        } else {
+          ASSIGN_OR_RETURN(core::Column c, view_->ReadStoredChunk(*order, i - dim_batches, f));
+          cols.push_back(std::move(c));
+        }
+      }
+      std::vector<CsvColumn> cc;
+      for (size_t k = 0; k < part.size(); ++k) cc.push_back({&cols[k], field_enums_[part[k]]});
+      ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make(std::move(cc), false));
+      sizes[i] = table.MeasureRows(0, table.row_count());
+      return core::Ok();
+    }));
+    uint64_t total = 0;
+    for (uint64_t size : sizes) total += size;
+    return std::optional<uint64_t>(total);
+  }
+
  private:
   // Reads the fields' cells [first, first + count) into `cols` (which the
   // table points into).
@@ -441,11 +618,12 @@ class VarOffsetsRenderer final : public CellRenderer {
   core::Status Render(uint64_t first, uint64_t count, std::string& out,
                       core::ReadState* state) const override {
     const uint64_t piece = data_->piece_cells;
-    if (first % piece != 0 || first / piece >= data_->pieces()) {
+    const PieceStarts& starts = *data_->starts;
+    if (first % piece != 0 || first / piece >= starts.known()) {
       return Error::InvalidArgument(
           fmt::format("{}.offsets: cell {} is not the start of a piece", field_, first));
     }
-    uint64_t base = data_->starts[first / piece] - data_->starts[0];
+    uint64_t base = starts.Start(first / piece) - starts.Start(0);
     ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, count, state));
     TRY(CheckVarColumn(c, first, count));
     for (uint64_t k = 0; k < count; ++k) AppendU64(out, base + c.offsets[k]);
@@ -512,10 +690,14 @@ StreamLayout VarOffsetsLayout(const StreamLayout& data) {
   StreamLayout l;
   l.cells = data.cells;
   l.piece_cells = data.piece_cells;
-  l.starts.reserve(data.starts.size());
-  for (uint64_t j = 0; j < data.pieces(); ++j) l.starts.push_back(8 * j * data.piece_cells);
-  l.starts.push_back(8 * data.cells);
-  AppendU64(l.trailer, data.starts.back() - data.starts.front());
+  l.batch_cells = data.batch_cells;
+  std::vector<uint64_t> starts;
+  starts.reserve(data.pieces() + 1);
+  for (uint64_t j = 0; j < data.pieces(); ++j) starts.push_back(8 * j * data.piece_cells);
+  starts.push_back(8 * data.cells);
+  l.body_end = starts.back();
+  l.starts = std::make_shared<PieceStarts>(std::move(starts));
+  AppendU64(l.trailer, data.body_end - data.header.size());
   return l;
 }
 

@@ -4,19 +4,24 @@
 //
 // A streamed file is an optional header, then one piece per run of
 // `piece_cells` cells (the last may be shorter), then an optional trailer.
-// Its StreamLayout is the byte offset where every piece starts, computed
-// once by one pass over the view in batches of cells (ComputeStreamLayout)
-// and kept (small: 8 bytes per piece) so that stat and open do not redo the
-// pass. A read renders only the pieces covering the requested bytes, each
-// from ReadFieldRange of those cells.
+// Its StreamLayout is the byte offset where every piece starts, kept
+// (small: 8 bytes per piece) so that stat and open do not redo the work
+// that found it. A read renders only the pieces covering the requested
+// bytes, each from ReadFieldRange of those cells.
 //
-// The size of rendered text cannot be known without rendering it (numbers
-// have variable widths), so for CSV files the layout pass renders the whole
-// file once, keeping nothing but the piece sizes.
+// The size of rendered text cannot be known without measuring every cell
+// (numbers have variable widths). For a sparse view's CSV files the size
+// is the sum of the cells' sizes, whatever their order, so it is measured
+// tile by tile in storage order (ArrayView::StoredChunks), which is
+// cheaper than the view order; where each piece starts is then found as
+// the file is read (PieceStarts). Other files take one measuring pass in
+// the view's order (ComputeStreamLayout) that keeps the piece sizes.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,20 +31,59 @@
 
 namespace tiledbfs::fusefs {
 
+// Where each piece of a streamed file starts. Either all known at once (a
+// layout pass measured every piece), or found as the file is read (a lazy
+// layout: CellRenderer::MeasureAll gave the size of all pieces together,
+// so stat needs no pass; the start of piece j is known once pieces
+// 0 ... j - 1 have been rendered by a reader going forward, or measured
+// for a reader that jumped ahead). Shared by the open files of a layout;
+// thread-safe.
+class PieceStarts {
+ public:
+  // Every start: all[j] for piece j, all.back() where the last one ends.
+  explicit PieceStarts(std::vector<uint64_t> all);
+  // Only where the first piece starts and where the last one ends.
+  PieceStarts(uint64_t first, uint64_t pieces, uint64_t end);
+
+  uint64_t pieces() const { return pieces_; }
+  // The starts of pieces 0 ... known() are known (piece known() is the
+  // first whose end is not, unless known() == pieces()).
+  uint64_t known() const;
+  uint64_t Start(uint64_t j) const;  // j <= known()
+  // The last known piece j < known() with Start(j) <= offset; nullopt if
+  // offset >= Start(known()) or offset < Start(0).
+  std::optional<uint64_t> Find(uint64_t offset) const;
+  // Piece j is `size` bytes: a piece known() extends what is known; a
+  // known piece of another size, or a last piece that does not end where
+  // the layout says, is kCorrupt (never silently wrong bytes); a piece
+  // past known() is kInvalidArgument.
+  core::Status Record(uint64_t j, uint64_t size);
+  // Held while measuring the pieces left (one such pass at a time).
+  std::mutex& measuring() { return measure_mu_; }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<uint64_t> starts_;  // known() + 1 entries (room for pieces_ + 1)
+  uint64_t pieces_ = 0;
+  uint64_t end_ = 0;
+  std::mutex measure_mu_;
+};
+
 struct StreamLayout {
   std::string header;   // bytes before the first piece
   std::string trailer;  // bytes after the last piece
   uint64_t cells = 0;
   uint64_t piece_cells = 1;
-  // starts[j]: file offset of piece j; starts.back(): where the trailer
-  // starts. pieces() + 1 entries, starts[0] == header.size().
-  std::vector<uint64_t> starts;
+  uint64_t batch_cells = 1;             // cells per batch of a pass that measures pieces
+  uint64_t body_end = 0;                // where the trailer starts
+  std::shared_ptr<PieceStarts> starts;  // never null; starts->Start(0) == header.size()
 
-  uint64_t pieces() const { return starts.size() - 1; }
-  uint64_t size() const { return starts.back() + trailer.size(); }
+  uint64_t pieces() const { return starts->pieces(); }
+  uint64_t size() const { return body_end + trailer.size(); }
   // What the layout costs to keep (for the cache budget).
   uint64_t footprint() const {
-    return sizeof(*this) + header.size() + trailer.size() + starts.size() * 8;
+    return sizeof(*this) + sizeof(PieceStarts) + header.size() + trailer.size() +
+           (pieces() + 1) * 8;
   }
 };
 
@@ -56,20 +100,27 @@ class CellRenderer {
   // each run into a reused buffer.
   virtual core::Status Measure(uint64_t first, uint64_t count, uint64_t piece,
                                std::vector<uint64_t>& sizes, core::ReadState* state) const;
+  // The byte size of all cells together, found without rendering them in
+  // order (in batches of about `batch_cells`), or nullopt if this renderer
+  // cannot (the default): the layout is then lazy (PieceStarts).
+  virtual core::Result<std::optional<uint64_t>> MeasureAll(uint64_t batch_cells) const;
 };
 
 // The pieces of a view of `cells` cells: 4096 cells per piece, more for
 // views of over 256Mi cells so that a layout holds at most 64Ki pieces.
 uint64_t DefaultPieceCells(uint64_t cells);
 
-// One pass over cells [0, cells) in batches of `batch_cells` (rounded up to
-// a multiple of piece_cells): the layout of header + pieces + trailer.
-// Errors: those of the renderer.
+// The layout of header + pieces + trailer: lazy if the renderer's
+// MeasureAll knows the size of all cells, else from one pass over cells
+// [0, cells) in batches of `batch_cells` (rounded up to a multiple of
+// piece_cells), on every core. Errors: those of the renderer.
 core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std::string header,
                                                std::string trailer, uint64_t cells,
                                                uint64_t piece_cells, uint64_t batch_cells);
 
-// The open file over a layout: a read renders the pieces it covers. The
+// The open file over a layout: a read renders the pieces it covers. Over a
+// lazy layout, a read past the known starts renders forward from them if
+// it is within 16 MiB, else first measures every piece left. The
 // pieces rendered last are kept in buffers reused from read to read, so
 // that sequential reads render each piece once and allocate nothing: a
 // sequential reader's pieces are rendered ahead, in windows that double up

@@ -246,6 +246,42 @@ TEST(StreamedFileTest, CorpusFilesWithDefaultPiecesEqualWholeRendering) {
   }
 }
 
+// The text files of the root view, each on a fresh tree (nothing known of
+// where its pieces start), read first at random places, then on.
+TEST(StreamedFileTest, CorpusTextFilesReadAnywhereFirst) {
+  TreeOptions options;
+  options.piece_cells = 3;
+  options.layout_batch_cells = 7;
+  std::mt19937_64 rng(11);
+  for (const Source& src : CorpusArrays()) {
+    SCOPED_TRACE(src.path);
+    options.key = src.key;
+    auto storage = core::LocalStorage::Open(src.path);
+    ASSERT_TRUE(storage.ok());
+    auto array = core::Array::Open(*storage, src.key);
+    ASSERT_TRUE(array.ok()) << array.error().ToString();
+    auto root = (*array)->ViewAt(UINT64_MAX);
+    ASSERT_TRUE(root.ok());
+    auto enums = core::LoadSchemaEnumerations(**storage, (*root)->schema(), (*array)->key());
+    Files files = WholeFiles(**root, enums.ok() ? *enums : std::vector<core::Enumeration>{});
+    for (const auto& [name, want] : files) {
+      if (name != "data.csv" && !name.ends_with(".txt")) continue;
+      auto tree = OpenTree(src.path, options);
+      ASSERT_TRUE(tree.ok()) << tree.error().ToString();
+      auto f = (*tree)->Open(name);
+      ASSERT_TRUE(f.ok()) << name << ": " << f.error().ToString();
+      ASSERT_EQ((*f)->size(), want.size()) << name;
+      for (int k = 0; k < 12; ++k) {
+        const uint64_t offset = rng() % (want.size() + 4);
+        const size_t n = static_cast<size_t>(rng() % 300);
+        ASSERT_EQ(Read(**f, offset, n), offset < want.size() ? want.substr(offset, n) : "")
+            << name << " [" << offset << ", +" << n << ")";
+      }
+      ASSERT_EQ(Read(**f, 0, want.size()), want) << name;
+    }
+  }
+}
+
 TEST(StreamedFileTest, OnePiecePerCellAndTinyCaches) {
   TreeOptions options;
   options.piece_cells = 1;
@@ -399,7 +435,7 @@ TEST(StreamedFileTest, ErrorInAWindowFailsOnlyItsPiece) {
   renderer->broken_from_ = 301;  // cell 301: piece 150, [300, 302)
   renderer->broken_ = true;
   auto f = MakeStreamedFile(std::make_shared<const StreamLayout>(*layout), renderer);
-  const uint64_t good = layout->starts[150];
+  const uint64_t good = layout->starts->Start(150);
   std::string got;
   uint8_t buf[7];
   uint64_t at = 0;
@@ -418,8 +454,141 @@ TEST(StreamedFileTest, ErrorInAWindowFailsOnlyItsPiece) {
   std::string before = Read(*f, 0, good);
   EXPECT_EQ(before.size(), good);
   EXPECT_EQ(before.substr(0, 8), "0,1,2,3,");
-  const uint64_t after = layout->starts[151];
+  const uint64_t after = layout->starts->Start(151);
   EXPECT_EQ(Read(*f, after, 8), "302,303,");
+}
+
+// A renderer that knows its total size without rendering (MeasureAll):
+// cell i is i % 7 + 1 copies of one letter. Counts the measuring passes.
+class SizedRenderer final : public CellRenderer {
+ public:
+  explicit SizedRenderer(uint64_t cells, int64_t total_error = 0)
+      : cells_(cells), total_error_(total_error) {}
+  core::Status Render(uint64_t first, uint64_t count, std::string& out,
+                      core::ReadState*) const override {
+    for (uint64_t i = first; i < first + count; ++i) {
+      out.append(i % 7 + 1, static_cast<char>('a' + i % 26));
+    }
+    return core::Ok();
+  }
+  core::Status Measure(uint64_t first, uint64_t count, uint64_t piece, std::vector<uint64_t>& sizes,
+                       core::ReadState* state) const override {
+    ++measures_;
+    return CellRenderer::Measure(first, count, piece, sizes, state);
+  }
+  core::Result<std::optional<uint64_t>> MeasureAll(uint64_t) const override {
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < cells_; ++i) total += i % 7 + 1;
+    return std::optional<uint64_t>(total + total_error_);
+  }
+  std::string Whole() const {
+    std::string out;
+    EXPECT_TRUE(Render(0, cells_, out, nullptr).ok());
+    return out;
+  }
+  uint64_t cells_;
+  int64_t total_error_;
+  mutable std::atomic<int> measures_{0};
+};
+
+// A lazy layout knows the size at once and where pieces start as they are
+// read: a reader going forward (or a little ahead, within 16 MiB) renders
+// its way there and measures nothing; one further ahead has the pieces
+// left measured, once. Every way, the bytes are the whole rendering's.
+TEST(StreamedFileTest, LazyLayoutFindsPieceStartsAsItIsRead) {
+  constexpr uint64_t kCells = 8'000'000, kPiece = 4096;  // 32 MB: twice 16 MiB
+  auto renderer = std::make_shared<SizedRenderer>(kCells);
+  std::string want = "H\n";
+  want += renderer->Whole();
+  want += "T";
+  ASSERT_GT(want.size(), uint64_t{30} << 20);
+  auto fresh = [&] {
+    auto layout = ComputeStreamLayout(*renderer, "H\n", "T", kCells, kPiece, 65536);
+    EXPECT_TRUE(layout.ok());
+    EXPECT_EQ(layout->size(), want.size());
+    EXPECT_EQ(layout->starts->known(), 0u);
+    return std::make_shared<const StreamLayout>(std::move(*layout));
+  };
+  // Forward, 1 MiB at a time.
+  auto layout = fresh();
+  auto f = MakeStreamedFile(layout, renderer);
+  std::string got;
+  for (uint64_t at = 0; at < want.size(); at += 1 << 20) got += Read(*f, at, 1 << 20);
+  EXPECT_TRUE(got == want);
+  EXPECT_EQ(layout->starts->known(), layout->pieces());
+  EXPECT_EQ(renderer->measures_.load(), 0);
+  // Another file over the same layout reads what is known, checked.
+  auto g = MakeStreamedFile(layout, renderer);
+  EXPECT_EQ(Read(*g, 12345678, 100), want.substr(12345678, 100));
+
+  // A little ahead first: rendered forward, nothing measured.
+  layout = fresh();
+  f = MakeStreamedFile(layout, renderer);
+  EXPECT_EQ(Read(*f, 5'000'000, 300), want.substr(5'000'000, 300));
+  EXPECT_EQ(renderer->measures_.load(), 0);
+  EXPECT_GT(layout->starts->Start(layout->starts->known()), uint64_t{5'000'300});
+  EXPECT_LT(layout->starts->known(), layout->pieces());
+  // Then near the end: the pieces left are measured.
+  EXPECT_EQ(Read(*f, want.size() - 10, 100), want.substr(want.size() - 10));
+  EXPECT_GT(renderer->measures_.load(), 0);
+  EXPECT_EQ(layout->starts->known(), layout->pieces());
+  EXPECT_EQ(Read(*f, 0, 7), want.substr(0, 7));
+  EXPECT_EQ(Read(*f, 20'000'000, 7), want.substr(20'000'000, 7));
+
+  // Far ahead first.
+  renderer->measures_ = 0;
+  layout = fresh();
+  f = MakeStreamedFile(layout, renderer);
+  EXPECT_EQ(Read(*f, 20'000'000, 5000), want.substr(20'000'000, 5000));
+  EXPECT_GT(renderer->measures_.load(), 0);
+  EXPECT_EQ(layout->starts->known(), layout->pieces());
+}
+
+// A total that the pieces do not add up to fails the read that finds it
+// out as corrupt, rather than return bytes of another size.
+TEST(StreamedFileTest, LazyLayoutWithAWrongTotalIsCorrupt) {
+  for (int64_t error : {-1, 1}) {
+    constexpr uint64_t kCells = 1000, kPiece = 10;
+    auto renderer = std::make_shared<SizedRenderer>(kCells, error);
+    auto layout = ComputeStreamLayout(*renderer, "", "", kCells, kPiece, 100);
+    ASSERT_TRUE(layout.ok());
+    auto f = MakeStreamedFile(std::make_shared<const StreamLayout>(*layout), renderer);
+    uint8_t buf[64];
+    core::Result<size_t> n = size_t{0};
+    for (uint64_t at = 0; at < layout->size(); at += *n) {
+      n = f->Read(at, buf);
+      if (!n.ok() || *n == 0) break;
+    }
+    ASSERT_FALSE(n.ok()) << error;
+    EXPECT_EQ(n.error().code(), core::ErrorCode::kCorrupt);
+    EXPECT_NE(n.error().message().find("the layout measured"), std::string::npos)
+        << n.error().message();
+  }
+}
+
+// PieceStarts on its own: what is known grows piece by piece, a known
+// piece is checked, a piece past what is known is refused.
+TEST(StreamedFileTest, PieceStartsRecordsInOrder) {
+  PieceStarts s(10, 3, 25);
+  EXPECT_EQ(s.known(), 0u);
+  EXPECT_EQ(s.Start(0), 10u);
+  EXPECT_FALSE(s.Find(10).has_value());
+  EXPECT_EQ(s.Record(1, 5).error().code(), core::ErrorCode::kInvalidArgument);
+  ASSERT_TRUE(s.Record(0, 5).ok());
+  EXPECT_EQ(s.Find(14), std::optional<uint64_t>(0));
+  EXPECT_FALSE(s.Find(15).has_value());
+  EXPECT_FALSE(s.Find(9).has_value());
+  EXPECT_TRUE(s.Record(0, 5).ok());
+  EXPECT_EQ(s.Record(0, 6).error().code(), core::ErrorCode::kCorrupt);
+  ASSERT_TRUE(s.Record(1, 0).ok());                                     // an empty piece
+  EXPECT_FALSE(s.Find(15).has_value());                                 // piece 2 not known yet
+  EXPECT_EQ(s.Record(2, 9).error().code(), core::ErrorCode::kCorrupt);  // ends at 24, not 25
+  ASSERT_TRUE(s.Record(2, 10).ok());
+  EXPECT_EQ(s.known(), 3u);
+  EXPECT_EQ(s.Find(15), std::optional<uint64_t>(2));  // past the empty piece 1
+  EXPECT_EQ(s.Find(24), std::optional<uint64_t>(2));
+  EXPECT_FALSE(s.Find(25).has_value());
+  EXPECT_EQ(s.Record(3, 1).error().code(), core::ErrorCode::kInvalidArgument);
 }
 
 TEST(StreamedFileTest, PieceCellsGrowOnlyForHugeViews) {
