@@ -93,4 +93,14 @@ void RadixSortBits(std::vector<uint64_t>& values, int lo, int hi, std::vector<ui
 // the values (in place by the top bits, then bucket by bucket).
 void RadixSortKeys(std::vector<uint64_t>& values, int lo, int hi);
 
+// Sorts distinct values ascending by merging their maximal ascending runs
+// (storage order is mostly a few hundred runs: one per fragment and space
+// tile), galloping so that each switch between runs copies a whole segment,
+// in place but for a few blocks per run. Declines (false, values untouched)
+// where radix sorting is the better choice: more than 4096 runs, or more
+// runs, or more segments in the merged order, than one per 32 values (the
+// count stops there, having done little work). True when values are sorted
+// (untouched when they were already).
+bool MergeSortedRuns(std::vector<uint64_t>& values);
+
 }  // namespace tiledbfs::core

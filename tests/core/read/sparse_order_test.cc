@@ -327,5 +327,263 @@ TEST(SparseOrderTest, RadixSortBitsIsStable) {
   }
 }
 
+// Distinct ascending values cut into segments of `seg(rng)` values, each
+// segment appended to a random run of `runs` other than the last one's, the
+// runs then concatenated in a random order: storage order as a merge sees
+// it. Neighbouring values differ by 1 to 5.
+template <class Seg>
+std::vector<uint64_t> Interleaved(uint32_t seed, size_t n, size_t runs, Seg seg) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<uint64_t>> r(runs);
+  uint64_t v = rng() % 1000;
+  size_t made = 0;
+  for (size_t k = 0; made < n; k = runs < 2 ? 0 : (k + 1 + rng() % (runs - 1)) % runs) {
+    const size_t len = std::min(n - made, static_cast<size_t>(seg(rng)));
+    for (size_t i = 0; i < len; ++i, ++made) {
+      v += 1 + rng() % 5;
+      r[k].push_back(v);
+    }
+  }
+  std::shuffle(r.begin(), r.end(), rng);
+  std::vector<uint64_t> out;
+  for (const auto& x : r) out.insert(out.end(), x.begin(), x.end());
+  return out;
+}
+
+// MergeSortedRuns on v: whether it merged, and if it did, that the result
+// is v sorted; if it declined, that v is untouched.
+bool Merged(const std::vector<uint64_t>& v) {
+  std::vector<uint64_t> got = v;
+  const bool merged = MergeSortedRuns(got);
+  std::vector<uint64_t> want = v;
+  if (merged) std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want);
+  return merged;
+}
+
+TEST(SparseOrderTest, MergeSortedRunsMergesLongSegments) {
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE(seed);
+    // A few hundred runs of segments of 40 to 120 values, as the benchmark's
+    // fragments x space tiles.
+    auto seg = [](std::mt19937_64& r) { return 40 + r() % 81; };
+    EXPECT_TRUE(Merged(Interleaved(seed, 200000 + seed, 300, seg)));
+    EXPECT_TRUE(Merged(Interleaved(seed, 5000, 2, seg)));
+    // Very uneven segments: galloping far in one run.
+    auto uneven = [](std::mt19937_64& r) { return r() % 4 == 0 ? 5000 : 1 + r() % 8; };
+    EXPECT_TRUE(Merged(Interleaved(seed, 100000, 7, uneven)));
+  }
+}
+
+TEST(SparseOrderTest, MergeSortedRunsDeclinesShortSegments) {
+  auto one = [](std::mt19937_64&) { return 1; };
+  auto few = [](std::mt19937_64& r) { return 1 + r() % 8; };
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE(seed);
+    EXPECT_FALSE(Merged(Interleaved(seed, 100000, 2, one)));
+    EXPECT_FALSE(Merged(Interleaved(seed, 100000, 300, few)));
+  }
+}
+
+TEST(SparseOrderTest, MergeSortedRunsSortedReverseRandom) {
+  std::vector<uint64_t> v(100000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 3 * i + 1;
+  EXPECT_TRUE(Merged(v));  // one run: nothing to do
+  std::vector<uint64_t> none, single = {5};
+  EXPECT_TRUE(Merged(none));
+  EXPECT_TRUE(Merged(single));
+  std::reverse(v.begin(), v.end());
+  EXPECT_FALSE(Merged(v));  // a run per value
+  std::mt19937_64 rng(3);
+  std::shuffle(v.begin(), v.end(), rng);
+  EXPECT_FALSE(Merged(v));
+  // A sorted vector with one value out of place: three runs.
+  std::sort(v.begin(), v.end());
+  std::swap(v[500], v[70000]);
+  EXPECT_TRUE(Merged(v));
+}
+
+TEST(SparseOrderTest, MergeSortedRunsThresholds) {
+  // n = 3200 allows 100 segments (one per 32 values) and so 100 runs.
+  const size_t n = 3200;
+  auto len = [](size_t l) { return [l](std::mt19937_64&) { return l; }; };
+  // Two runs alternating in segments of 32: 100 segments; of 31: 104.
+  EXPECT_TRUE(Merged(Interleaved(1, n, 2, len(32))));
+  EXPECT_FALSE(Merged(Interleaved(1, n, 2, len(31))));
+  // Runs that do not interleave, each one segment, in descending order.
+  auto blocks = [&](size_t runs) {
+    std::vector<uint64_t> v;
+    for (size_t r = runs; r-- > 0;) {
+      const size_t from = r * n / runs, to = (r + 1) * n / runs;
+      for (size_t i = from; i < to; ++i) v.push_back(i);
+    }
+    return v;
+  };
+  EXPECT_TRUE(Merged(blocks(100)));
+  EXPECT_FALSE(Merged(blocks(101)));
+  // The merge writes blocks of 1024 values in place: sizes below, at and
+  // around multiples of a block, with runs that are reversed blocks (output
+  // blocks displace each other in cycles) and interleaved.
+  for (size_t m : {size_t{64}, size_t{1000}, size_t{1024}, size_t{2048}, size_t{7 * 1024 - 1},
+                   size_t{7 * 1024 + 1}, size_t{65536}}) {
+    SCOPED_TRACE(m);
+    std::vector<uint64_t> v;
+    for (size_t r = 2; r-- > 0;) {
+      for (size_t i = r * m / 2; i < (r + 1) * m / 2; ++i) v.push_back(i);
+    }
+    EXPECT_TRUE(Merged(v));
+    auto seg = [](std::mt19937_64& r) { return 32 + r() % 200; };
+    const bool merged = Merged(Interleaved(static_cast<uint32_t>(m), m, 2 + m % 5, seg));
+    if (m >= 1000) {
+      EXPECT_TRUE(merged);
+    }
+  }
+  // Fewer than 32 values allow no segment: only sorted input passes.
+  EXPECT_FALSE(Merged({1, 3, 2}));
+  EXPECT_TRUE(Merged({1, 2, 3}));
+}
+
+// Fragments as TileDB writes them: each in global order (space tiles of
+// tile_rows x tile_cols, row-major, cells row-major within each), in data
+// tiles of `capacity` cells. Fragment f holds each cell of rows [0, rows)
+// and columns cols[f] with probability `density`; every third fragment has
+// per-cell timestamps, and pairs of fragments share a stamp.
+Fixture MakeGlobalOrder(uint32_t seed, int64_t rows, int64_t tile_rows, int64_t tile_cols,
+                        const std::vector<std::pair<int64_t, int64_t>>& cols, double density,
+                        uint64_t capacity, bool dedup) {
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution keep(density);
+  Fixture f;
+  f.in.types = {Datatype::kInt64, Datatype::kInt64};
+  f.in.dedup = dedup;
+  f.in.pos_bits = BitsFor(capacity);
+  for (uint32_t fi = 0; fi < cols.size(); ++fi) {
+    std::vector<int64_t> r, c;
+    for (int64_t tr = 0; tr < rows; tr += tile_rows) {
+      for (int64_t tc = cols[fi].first / tile_cols * tile_cols; tc < cols[fi].second;
+           tc += tile_cols) {
+        for (int64_t i = tr; i < std::min(rows, tr + tile_rows); ++i) {
+          for (int64_t j = std::max(tc, cols[fi].first);
+               j < std::min(tc + tile_cols, cols[fi].second); ++j) {
+            if (keep(rng)) r.push_back(i), c.push_back(j);
+          }
+        }
+      }
+    }
+    for (size_t at = 0; at < r.size(); at += capacity) {
+      const size_t to = std::min(r.size(), at + capacity);
+      OrderTile ot;
+      ot.fragment = fi;
+      ot.tile = at / capacity;
+      ot.stamp = 10 + fi / 2;
+      ot.dims = {f.Own(FixedTile(std::vector<int64_t>(r.data() + at, r.data() + to))),
+                 f.Own(FixedTile(std::vector<int64_t>(c.data() + at, c.data() + to)))};
+      if (fi % 3 == 2) {
+        std::vector<uint64_t> s(to - at);
+        for (auto& x : s) x = 5 + rng() % 20;
+        ot.stamps = f.Own(FixedTile(s));
+      }
+      const uint64_t g = f.in.tiles.size();
+      f.in.tiles.push_back(ot);
+      for (uint64_t p = 0; p < to - at; ++p) f.cells.push_back((g << f.in.pos_bits) | p);
+    }
+  }
+  return f;
+}
+
+// The fixture's cells packed as BuildSparseIndexPacked packs them.
+std::vector<uint64_t> PackCells(const Fixture& f, KeyPacking& k) {
+  const size_t dims = f.in.types.size();
+  const uint64_t mask = (uint64_t{1} << f.in.pos_bits) - 1;
+  auto value = [&](uint64_t o, size_t d) {
+    return OrderedValue(f.in.types[d],
+                        f.in.tiles[o >> f.in.pos_bits].dims[d]->cell(o & mask).data());
+  };
+  std::vector<uint64_t> lo(dims, UINT64_MAX), hi(dims, 0);
+  for (uint64_t o : f.cells) {
+    for (size_t d = 0; d < dims; ++d) {
+      lo[d] = std::min(lo[d], value(o, d));
+      hi[d] = std::max(hi[d], value(o, d));
+    }
+  }
+  auto plan = KeyPacking::Plan(lo, hi, BitsFor(f.cells.back()));
+  EXPECT_TRUE(plan.has_value());
+  k = *plan;
+  std::vector<uint64_t> packed;
+  for (uint64_t o : f.cells) {
+    uint64_t key = 0;
+    for (size_t d = 0; d < dims; ++d) key |= (value(o, d) - k.lo[d]) << k.shift[d];
+    packed.push_back(key << k.ord_bits | o);
+  }
+  return packed;
+}
+
+// SortPackedCells on global-order fragments against the reference, with
+// dedup on and off; `merges` is whether the merge path takes them.
+void ExpectPackedMatches(Fixture& f, bool merges) {
+  KeyPacking k;
+  const std::vector<uint64_t> packed = PackCells(f, k);
+  std::vector<uint64_t> probe = packed;
+  EXPECT_EQ(MergeSortedRuns(probe), merges);
+  for (bool dedup : {true, false}) {
+    SCOPED_TRACE(::testing::Message() << "dedup " << dedup);
+    f.in.dedup = dedup;
+    std::vector<uint64_t> got = packed;
+    SortPackedCells(f.in, k, got);
+    for (uint64_t& c : got) c = k.OrdinalOf(c);
+    EXPECT_EQ(got, Reference(f.in, f.cells));
+    // The radix path alone gives the same cells.
+    std::vector<uint64_t> radix = packed;
+    RadixSortKeys(radix, k.ord_bits, k.ord_bits + k.key_bits);
+    std::vector<uint64_t> merged = packed;
+    if (merges) {
+      ASSERT_TRUE(MergeSortedRuns(merged));
+      EXPECT_TRUE(std::is_sorted(merged.begin(), merged.end()));
+    }
+    std::sort(radix.begin(), radix.end());
+    std::sort(merged.begin(), merged.end());
+    EXPECT_EQ(merged, radix);
+  }
+}
+
+TEST(SparseOrderTest, GlobalOrderFragmentsMerge) {
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE(seed);
+    // Eight fragments side by side, each overlapping the next by 3 columns
+    // (duplicate coordinates across fragments), space tiles of 50 x 200:
+    // about 130k cells in runs of a fragment's space tiles, a row of a
+    // fragment mostly one segment of ~180 cells.
+    std::vector<std::pair<int64_t, int64_t>> cols;
+    for (int64_t fi = 0; fi < 8; ++fi) cols.emplace_back(fi * 200, fi * 200 + 203);
+    Fixture f = MakeGlobalOrder(seed, 90, 50, 200, cols, 0.9, 1000, true);
+    ASSERT_GT(f.cells.size(), size_t{1} << 16);
+    ExpectPackedMatches(f, true);
+  }
+}
+
+TEST(SparseOrderTest, GlobalOrderFragmentsOverlappingFallBack) {
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE(seed);
+    // Every fragment over the same columns: their cells alternate one by
+    // one in the view order, so the merge gives up and radix sorts.
+    std::vector<std::pair<int64_t, int64_t>> cols(6, {0, 300});
+    Fixture f = MakeGlobalOrder(seed, 300, 100, 100, cols, 0.2, 1000, true);
+    ASSERT_GT(f.cells.size(), size_t{1} << 16);
+    ExpectPackedMatches(f, false);
+  }
+  // Small and dense: two fragments overlapping by 5 columns, space tiles
+  // 10 columns wide: about 18 segments a row of 85 cells, fewer than the
+  // 32 cells per segment the merge needs.
+  Fixture f = MakeGlobalOrder(4, 50, 50, 10, {{0, 40}, {35, 80}}, 1.0, 64, true);
+  ExpectPackedMatches(f, false);
+  // Tiles 50 wide, an overlap of one column: 3 segments a row of 101 cells
+  // (150 for 5050 cells, 157 allowed).
+  Fixture g = MakeGlobalOrder(4, 50, 50, 50, {{0, 50}, {49, 100}}, 1.0, 64, true);
+  ExpectPackedMatches(g, true);
+  // Overlap of two columns: 5 segments a row (250), declined.
+  Fixture h = MakeGlobalOrder(4, 50, 50, 50, {{0, 50}, {48, 100}}, 1.0, 64, true);
+  ExpectPackedMatches(h, false);
+}
+
 }  // namespace
 }  // namespace tiledbfs::core
