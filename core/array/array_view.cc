@@ -84,13 +84,20 @@ Result<std::optional<StoredOrder>> ArrayView::StoredChunks(uint64_t chunk_cells)
   return std::optional<StoredOrder>(std::move(order));
 }
 
-Result<Column> ArrayView::ReadStoredChunk(const StoredOrder& order, size_t k,
-                                          const std::string& name) const {
+Result<std::vector<Column>> ArrayView::ReadStoredChunk(
+    const StoredOrder& order, size_t k, const std::vector<std::string>& names) const {
   if (k >= order.chunks()) {
-    return Error::InvalidArgument(fmt::format("{}: chunk {} of {}", name, k, order.chunks()));
+    return Error::InvalidArgument(fmt::format("stored chunk {} of {}", k, order.chunks()));
   }
   const CellIndex chunk = order.Chunk(k);
-  return GatherAttribute(Inputs(), chunk, name, 0, chunk.cell_count, *cache_);
+  std::vector<Column> out;
+  out.reserve(names.size());
+  for (const std::string& name : names) {
+    ASSIGN_OR_RETURN(Column c,
+                     GatherAttribute(Inputs(), chunk, name, 0, chunk.cell_count, *cache_));
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 }  // namespace tiledbfs::core

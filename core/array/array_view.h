@@ -78,11 +78,12 @@ class ArrayView {
   // time (StoredOrder; it points into the view, which must outlive it);
   // nullopt for a dense view.
   Result<std::optional<StoredOrder>> StoredChunks(uint64_t chunk_cells) const;
-  // Attribute `name` of chunk k of `order` (from this view's StoredChunks),
-  // its cells in storage order. kNotFound for a dimension or an unknown
-  // name.
-  // (No reader state: the tiles come from the shared cache.)
-  Result<Column> ReadStoredChunk(const StoredOrder& order, size_t k, const std::string& name) const;
+  // The attributes `names` of chunk k of `order` (from this view's
+  // StoredChunks), their cells in storage order. kNotFound for a dimension
+  // or an unknown name. (No reader state: the tiles come from the shared
+  // cache.)
+  Result<std::vector<Column>> ReadStoredChunk(const StoredOrder& order, size_t k,
+                                              const std::vector<std::string>& names) const;
 
  private:
   Result<const CellIndex*> Index() const;

@@ -856,24 +856,30 @@ CellIndex StoredOrder::Chunk(size_t k) const {
   c.cell_count = chunk_cells_[k];
   c.sparse_tiles = index_->sparse_tiles;
   c.pos_bits = index_->pos_bits;
-  c.ordinals.reserve(c.cell_count);
+  c.ordinals.resize(c.cell_count);
+  uint64_t* out = c.ordinals.data();
   const uint64_t from = chunk_bit_[k], to = chunk_bit_[k + 1];
   size_t t = static_cast<size_t>(std::upper_bound(tile_base_.begin(), tile_base_.end(), from) -
                                  tile_base_.begin()) -
              1;
-  auto add = [&](uint64_t b) {
-    while (tile_base_[t + 1] <= b) ++t;
-    c.ordinals.push_back((uint64_t{t} << c.pos_bits) | (b - tile_base_[t]));
-  };
   if (all_) {
-    for (uint64_t b = from; b < to; ++b) add(b);
+    // Every cell of the tiles from `from` to `to`: a loop per tile.
+    for (uint64_t b = from; b < to; ++t) {
+      const uint64_t end = std::min(to, tile_base_[t + 1]);
+      const uint64_t ord = (uint64_t{t} << c.pos_bits) - tile_base_[t];
+      for (; b < end; ++b) *out++ = ord + b;
+    }
     return c;
   }
   for (uint64_t w = from / 64; w * 64 < to; ++w) {
     uint64_t word = bits_[w];
     if (w == from / 64) word &= ~uint64_t{0} << (from % 64);
     if ((w + 1) * 64 > to) word &= ~uint64_t{0} >> (64 - to % 64);
-    for (; word != 0; word &= word - 1) add(w * 64 + static_cast<uint64_t>(std::countr_zero(word)));
+    for (; word != 0; word &= word - 1) {
+      const uint64_t b = w * 64 + static_cast<uint64_t>(std::countr_zero(word));
+      while (tile_base_[t + 1] <= b) ++t;
+      *out++ = (uint64_t{t} << c.pos_bits) | (b - tile_base_[t]);
+    }
   }
   return c;
 }
@@ -899,10 +905,14 @@ Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, 
     uint8_t* out = c.data.data();
     const uint64_t* cells = index.packed.data() + first;
     if (size == 8) {
-      // 8-byte packable types: uint64 as it is, the others signed.
+      // 8-byte packable types: uint64 as it is, the others signed. The
+      // packing in locals: the stores through `out` could alias it.
       const uint64_t flip = dim.type == Datatype::kUInt64 ? 0 : uint64_t{1} << 63;
+      const int at = k.ord_bits + k.shift[d];
+      const uint64_t mask = at < 64 ? k.mask[d] : 0, lo = k.lo[d];
+      const int sh = at < 64 ? at : 0;
       for (uint64_t i = 0; i < count; ++i) {
-        uint64_t v = k.Coordinate(cells[i], d) ^ flip;
+        const uint64_t v = (((cells[i] >> sh) & mask) + lo) ^ flip;
         std::memcpy(out + i * 8, &v, 8);
       }
     } else {

@@ -515,19 +515,16 @@ class CsvRenderer final : public CellRenderer {
     TRY(RunOnEveryCore(sizes.size(), [&](size_t i, core::ReadState* state) -> core::Status {
       std::vector<core::Column> cols;
       const std::vector<size_t>& part = i < dim_batches ? dims : attrs;
-      cols.reserve(part.size());
-      for (size_t k : part) {
-        const std::string& f = fields_[k];
-        if (i < dim_batches) {
-          const uint64_t first = i * batch_cells;
-          ASSIGN_OR_RETURN(
-              core::Column c,
-              view_->ReadFieldRange(f, first, std::min(batch_cells, cells - first), state));
-          cols.push_back(std::move(c));
-        } else {
-          ASSIGN_OR_RETURN(core::Column c, view_->ReadStoredChunk(*order, i - dim_batches, f));
+      if (i < dim_batches) {
+        const uint64_t first = i * batch_cells, n = std::min(batch_cells, cells - first);
+        for (size_t k : part) {
+          ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(fields_[k], first, n, state));
           cols.push_back(std::move(c));
         }
+      } else {
+        std::vector<std::string> names;
+        for (size_t k : part) names.push_back(fields_[k]);
+        ASSIGN_OR_RETURN(cols, view_->ReadStoredChunk(*order, i - dim_batches, names));
       }
       std::vector<CsvColumn> cc;
       for (size_t k = 0; k < part.size(); ++k) cc.push_back({&cols[k], field_enums_[part[k]]});

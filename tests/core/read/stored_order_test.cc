@@ -164,16 +164,22 @@ TEST(StoredOrderTest, CorpusChunksHoldEveryViewCell) {
         ASSERT_TRUE(whole.ok()) << whole.error().ToString();
         std::vector<std::string> got;
         for (size_t k = 0; k < (*order)->chunks(); ++k) {
-          auto c = (*view)->ReadStoredChunk(**order, k, a.name);
+          auto c = (*view)->ReadStoredChunk(**order, k, {a.name});
           ASSERT_TRUE(c.ok()) << c.error().ToString();
-          std::vector<std::string> part = SortedCells(*c);
+          ASSERT_EQ(c->size(), 1u);
+          std::vector<std::string> part = SortedCells(c->front());
           got.insert(got.end(), part.begin(), part.end());
         }
         std::sort(got.begin(), got.end());
         EXPECT_EQ(got, SortedCells(*whole));
       }
-      auto past = (*view)->ReadStoredChunk(**order, (*order)->chunks(), "x");
+      auto past = (*view)->ReadStoredChunk(**order, (*order)->chunks(), {});
       EXPECT_FALSE(past.ok());
+      if ((*order)->chunks() > 0) {
+        auto dim = (*view)->ReadStoredChunk(**order, 0, {(*view)->schema().dimensions[0].name});
+        ASSERT_FALSE(dim.ok());
+        EXPECT_EQ(dim.error().code(), ErrorCode::kNotFound);
+      }
     }
   }
   EXPECT_GE(views, 10);
