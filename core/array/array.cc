@@ -102,13 +102,22 @@ void Array::Index() {
     spans[i].t2 = name.t2;
     spans[i].retired = ignored.count(frags[i].dir) != 0;
   }
+  // A vacuum file some of whose fragments are gone while others remain is a
+  // vacuum under way (or one that stopped): the rest are going too, so they
+  // leave every view now. Otherwise a view inside the consolidated range
+  // (a dense one, before the new fragment shows) would take the survivors
+  // only: cells of a state the array never had, fill values between them.
   for (const VacuumFile& v : listing_.fragment_vacuums) {
     const uint64_t in_view_from = TakesPartialOverlap(v.name, sparse) ? v.name.t1 : v.name.t2;
+    const bool partly_vacuumed =
+        std::any_of(v.entries.begin(), v.entries.end(),
+                    [&](const std::string& e) { return by_dir.count(e) == 0; });
+    const uint64_t until = partly_vacuumed ? 0 : in_view_from;
     for (const std::string& entry : v.entries) {
       auto it = by_dir.find(entry);
       if (it == by_dir.end()) continue;
       Span& span = spans[it->second];
-      span.until = span.retired ? std::min(span.until, in_view_from) : in_view_from;
+      span.until = span.retired ? std::min(span.until, until) : until;
       span.retired = true;
     }
   }

@@ -518,6 +518,65 @@ TEST_F(MaintenanceTest, ConsolidateDenseOverlappingWritesThenVacuum) {
   EXPECT_TRUE(v->removed_fragments.empty());
 }
 
+// A vacuum removes the consolidated fragments one by one. A reader that
+// lists the array meanwhile must not see a dense view inside the
+// consolidated range made of the survivors (a state the array never had,
+// fill values between them): once one fragment of a .vac file is gone, the
+// views are those after the vacuum.
+TEST_F(MaintenanceTest, DenseViewsDuringAVacuumAreThoseAfterIt) {
+  ArraySchema s = Create(R"({"array_type":"dense","dims":[
+      {"name":"r","type":"INT32","domain":[0,15],"tile_extent":8},
+      {"name":"c","type":"INT32","domain":[0,15],"tile_extent":8}],
+      "attrs":[{"name":"a","type":"INT32"}]})");
+  auto write = [&](uint64_t t, int32_t r0, int32_t r1, int32_t c0, int32_t c1) {
+    WriteBatch b;
+    for (int32_t r = r0; r <= r1; ++r) {
+      for (int32_t c = c0; c <= c1; ++c) {
+        ByteVec a = One<int32_t>(static_cast<int32_t>(t) + 16 * r + c);
+        b.fields["a"].data.insert(b.fields["a"].data.end(), a.begin(), a.end());
+      }
+    }
+    b.subarray = {Range{One<int32_t>(r0), One<int32_t>(r1)},
+                  Range{One<int32_t>(c0), One<int32_t>(c1)}};
+    auto name = WriteFragment(Dir(), s, t, b);
+    ASSERT_TRUE(name.ok()) << name.error().ToString();
+  };
+  write(2000, 0, 15, 0, 15);  // the whole domain
+  write(3000, 9, 12, 6, 8);
+  write(4000, 11, 14, 4, 5);
+  write(5000, 0, 1, 0, 1);
+  const std::vector<std::string> originals = Names(dir_ / "__fragments");
+  ASSERT_EQ(originals.size(), 4u);
+  const Snapshot at4000 = Snap(4000);
+  ASSERT_EQ(at4000.cells, 256u);
+  auto r = ConsolidateFragments(Dir());
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  // Before the vacuum the consolidated fragment [2000, 5000] does not show
+  // at 4000: the originals do.
+  ExpectSame(at4000, Snap(4000), "4000 before the vacuum");
+
+  // The vacuum stopped after the first fragment's commit file, then after
+  // its folder: views at 4000 show nothing (as after the vacuum), not the
+  // 3000 and 4000 writes on their own.
+  fs::remove(dir_ / "__commits" / (originals[0] + ".wrt"));
+  const Snapshot commit_gone = Snap(4000);
+  EXPECT_EQ(commit_gone.cells, 0u);
+  EXPECT_EQ(ViewFragments(4000), 0u);
+  fs::remove_all(dir_ / "__fragments" / originals[0]);
+  const Snapshot folder_gone = Snap(4000);
+  // The latest view and the instants after the range are untouched.
+  const Snapshot latest = Snap();
+  EXPECT_EQ(latest.cells, 256u);
+  EXPECT_EQ(ViewFragments(), 1u);
+
+  auto v = VacuumFragments(Dir());
+  ASSERT_TRUE(v.ok()) << v.error().ToString();
+  EXPECT_EQ(v->removed_fragments.size(), 3u);
+  ExpectSame(Snap(4000), commit_gone, "4000 after the vacuum / its first commit file gone");
+  ExpectSame(Snap(4000), folder_gone, "4000 after the vacuum / its first folder gone");
+  ExpectSame(Snap(), latest, "latest after the vacuum");
+}
+
 TEST_F(MaintenanceTest, ConsolidateSparseOverwritesThenVacuum) {
   ArraySchema s = Create(R"({"array_type":"sparse","capacity":4,"dims":[
       {"name":"r","type":"INT32","domain":[0,63],"tile_extent":8},
