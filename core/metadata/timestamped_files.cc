@@ -51,38 +51,62 @@ Result<TimestampedFolder> ListTimestampedFolder(const Storage& storage, const st
   return folder;
 }
 
+namespace {
+
+// The last path parts of the files a vacuum file names.
+Result<std::vector<std::string>> VacuumedNames(const Storage& storage, const TimestampedFile& vac,
+                                               const Limits& limits) {
+  ASSIGN_OR_RETURN_CTX(uint64_t size, storage.Size(vac.path), vac.path);
+  if (size > limits.max_metadata_bytes) {
+    return Error::OutOfMemory(fmt::format("{}: vacuum file of {} bytes, more than the limit of {}",
+                                          vac.path, size, limits.max_metadata_bytes));
+  }
+  ASSIGN_OR_RETURN_CTX(ByteVec contents, storage.Read(vac.path, 0, size), vac.path);
+  std::vector<std::string> names;
+  std::string_view text = AsStringView(contents);
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.empty()) continue;
+    size_t slash = line.find_last_of('/');
+    names.emplace_back(slash == std::string_view::npos ? line : line.substr(slash + 1));
+  }
+  return names;
+}
+
+std::string_view BaseName(std::string_view path) {
+  return path.substr(path.find_last_of('/') + 1);  // npos + 1 == 0
+}
+
+}  // namespace
+
 Result<std::vector<TimestampedFile>> SelectAtTimestamp(const Storage& storage,
                                                        const TimestampedFolder& folder,
                                                        uint64_t timestamp_end,
                                                        const Limits& limits) {
-  // Names retired by vacuum files that are visible at timestamp_end.
+  std::set<std::string_view> present;
+  for (const TimestampedFile& f : folder.files) present.insert(BaseName(f.path));
+  // Names retired by vacuum files that are visible at timestamp_end, and by
+  // any vacuum file some of whose files are gone while others remain: a
+  // vacuum under way (or one that stopped) takes the rest too, so a view
+  // before the consolidated file shows never reads the survivors alone.
   std::set<std::string, std::less<>> retired;
   for (const TimestampedFile& vac : folder.vacuums) {
-    if (vac.name.t2 > timestamp_end) continue;
-    ASSIGN_OR_RETURN_CTX(uint64_t size, storage.Size(vac.path), vac.path);
-    if (size > limits.max_metadata_bytes) {
-      return Error::OutOfMemory(
-          fmt::format("{}: vacuum file of {} bytes, more than the limit of {}", vac.path, size,
-                      limits.max_metadata_bytes));
-    }
-    ASSIGN_OR_RETURN_CTX(ByteVec contents, storage.Read(vac.path, 0, size), vac.path);
-    std::string_view text = AsStringView(contents);
-    while (!text.empty()) {
-      size_t nl = text.find('\n');
-      std::string_view line = text.substr(0, nl);
-      text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-      if (line.empty()) continue;
-      size_t slash = line.find_last_of('/');
-      retired.emplace(slash == std::string_view::npos ? line : line.substr(slash + 1));
-    }
+    Result<std::vector<std::string>> listed = VacuumedNames(storage, vac, limits);
+    // Gone since the listing: its vacuum has ended, and its files with it.
+    if (!listed.ok() && listed.error().code() == ErrorCode::kNotFound) continue;
+    ASSIGN_OR_RETURN(std::vector<std::string> names, std::move(listed));
+    const bool partly_vacuumed = std::any_of(
+        names.begin(), names.end(), [&](const std::string& n) { return present.count(n) == 0; });
+    if (vac.name.t2 > timestamp_end && !partly_vacuumed) continue;
+    retired.insert(names.begin(), names.end());
   }
 
   std::vector<TimestampedFile> selected;
   for (const TimestampedFile& f : folder.files) {
     if (f.name.t2 > timestamp_end) continue;
-    std::string_view base = f.path;
-    base = base.substr(base.find_last_of('/') + 1);  // npos + 1 == 0
-    if (retired.find(base) != retired.end()) continue;
+    if (retired.find(BaseName(f.path)) != retired.end()) continue;
     selected.push_back(f);
   }
   return selected;

@@ -5,7 +5,9 @@
 // full-overlap semantics, and GroupDirectory's copies of them):
 //   - ".tmp" files are partial writes: skipped;
 //   - a ".vac" file whose range lies within [0, T] retires the files it
-//     names (one URI per line, matched by last path part);
+//     names (one URI per line, matched by last path part); so does one,
+//     whatever its range, some of whose files are gone while others remain
+//     (a vacuum under way: tiledbfs shows what is left after it);
 //   - every other file whose range lies within [0, T] is read, in order of
 //     (t1, t2, uuid).
 #pragma once

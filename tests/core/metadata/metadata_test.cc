@@ -312,6 +312,44 @@ TEST(MetadataSelectTest, VacuumRetiresConsolidatedFilesOnlyOnceVisible) {
   EXPECT_EQ(*ts, (std::vector<uint64_t>{10, 20, 30}));
 }
 
+// A vacuum deletes the consolidated files one by one, then the .vac. Read
+// meanwhile, an instant inside the range (before the consolidated file
+// shows) gets what it has after the vacuum, not the survivors alone.
+TEST(MetadataSelectTest, ViewsDuringAVacuumAreThoseAfterIt) {
+  // Three writes, consolidated into [10, 30]; the vacuum has deleted the
+  // first one (when `first_gone`) and not yet the others nor the .vac.
+  auto make = [](MemoryStorage& s, bool first_gone) {
+    if (!first_gone) s.Put(Meta(10, 10, kU1), PutInt("a", 1));
+    s.Put(Meta(20, 20, kU2), PutInt("b", 2));
+    s.Put(Meta(30, 30, kU3), PutInt("c", 3));
+    s.Put(Meta(10, 30, kU4), PutInt("a", 1));
+    std::string vac = "file:///x/arr/" + Meta(10, 10, kU1) + "\nfile:///x/arr/" +
+                      Meta(20, 20, kU2) + "\nfile:///x/arr/" + Meta(30, 30, kU3) + "\n";
+    s.Put(Meta(10, 30, kU4) + ".vac", ByteVec(vac.begin(), vac.end()));
+  };
+  MemoryStorage before;
+  make(before, false);
+  auto at25 = LoadMetadata(before, "__meta", 25, nullptr);
+  ASSERT_TRUE(at25.ok()) << at25.error().ToString();
+  EXPECT_EQ(at25->size(), 2u);  // a and b, as TileDB reads them
+
+  MemoryStorage during;
+  make(during, true);
+  // At 25 the consolidated file does not show yet: after the vacuum there
+  // is nothing, and the survivor (b) must not show on its own.
+  auto files = SelectMetadataFiles(during, "__meta", 25);
+  ASSERT_TRUE(files.ok()) << files.error().ToString();
+  EXPECT_TRUE(files->empty()) << files->front().path;
+  auto md = LoadMetadata(during, "__meta", 25, nullptr);
+  ASSERT_TRUE(md.ok());
+  EXPECT_TRUE(md->empty());
+  // From 30 on, the consolidated file alone, as before.
+  files = SelectMetadataFiles(during, "__meta", 30);
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 1u);
+  EXPECT_EQ((*files)[0].path, Meta(10, 30, kU4));
+}
+
 TEST(MetadataSelectTest, AppliesInTimestampOrderNotNameOrder) {
   MemoryStorage s;
   // Name order puts "__100_..." before "__99_..."; timestamps say otherwise.
