@@ -6,6 +6,8 @@
 #include <set>
 #include <string_view>
 
+#include "core/directory/array_directory.h"
+
 namespace tiledbfs::core::internal {
 namespace {
 
@@ -53,6 +55,10 @@ Result<TimestampedFolder> ListTimestampedFolder(const Storage& storage, const st
 
 namespace {
 
+std::string_view BaseName(std::string_view path) {
+  return path.substr(path.find_last_of('/') + 1);  // npos + 1 == 0
+}
+
 // The last path parts of the files a vacuum file names.
 Result<std::vector<std::string>> VacuumedNames(const Storage& storage, const TimestampedFile& vac,
                                                const Limits& limits) {
@@ -62,21 +68,9 @@ Result<std::vector<std::string>> VacuumedNames(const Storage& storage, const Tim
                                           vac.path, size, limits.max_metadata_bytes));
   }
   ASSIGN_OR_RETURN_CTX(ByteVec contents, storage.Read(vac.path, 0, size), vac.path);
-  std::vector<std::string> names;
-  std::string_view text = AsStringView(contents);
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    if (line.empty()) continue;
-    size_t slash = line.find_last_of('/');
-    names.emplace_back(slash == std::string_view::npos ? line : line.substr(slash + 1));
-  }
+  ASSIGN_OR_RETURN_CTX(std::vector<std::string> names, ParseUriList(contents), vac.path);
+  for (std::string& n : names) n = std::string(BaseName(n));
   return names;
-}
-
-std::string_view BaseName(std::string_view path) {
-  return path.substr(path.find_last_of('/') + 1);  // npos + 1 == 0
 }
 
 }  // namespace
