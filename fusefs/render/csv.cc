@@ -257,6 +257,7 @@ void CsvTable::Emit(std::string& out, uint64_t first, uint64_t last) const {
   }
   // Room for a separator and a number (or true, false, nan, -inf).
   constexpr size_t kCell = kMaxNumberText + 1;
+  constexpr uint64_t kShortText = 16;
   Cursor at{out.data() + out.size(), out.data() + out.size()};
   for (uint64_t i = first; i < last; ++i) {
     for (size_t k = 0; k < nc; ++k) {
@@ -314,6 +315,16 @@ void CsvTable::Emit(std::string& out, uint64_t first, uint64_t last) const {
             const uint64_t from = c.offsets[i];
             n = c.offsets[i + 1] - from;
             text = reinterpret_cast<const char*>(c.data.data() + from);
+            if (n - 1 < kShortText && from + kShortText <= c.data.size()) {
+              // A short value (1 to 16 bytes) with 16 bytes to read from:
+              // one fixed-size copy, no call (a memcpy call per value was
+              // 4.5 % of rendering sparse8's data.csv).
+              at.p = p;
+              at = Room(out, at, kShortText);
+              std::memcpy(at.p, text, kShortText);
+              p = at.p + n;
+              break;
+            }
             quote = n == 0;
           } else {
             core::Bytes cell = c.cell(i);

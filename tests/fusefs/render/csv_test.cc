@@ -193,6 +193,32 @@ TEST(CsvTest, EverySpecialByteAtEveryPlaceOfATextColumn) {
   EXPECT_EQ(table->MeasureRows(0, 3), got.size());
 }
 
+// Short plain values are copied 16 bytes at a time when the column's data
+// holds 16 bytes from the value's start, else byte-exact: values of every
+// length from 0 to 20 followed by 0 to 20 bytes of other values (so both
+// ways and the switch between them), after a number column and before one.
+TEST(CsvTest, ShortPlainTextOfEveryLengthAndDistanceFromTheEnd) {
+  for (size_t len = 0; len <= 20; ++len) {
+    for (size_t tail = 0; tail <= 20; ++tail) {
+      std::string value;
+      for (size_t k = 0; k < len; ++k) value += static_cast<char>('a' + k);
+      Column s = Strings("s", {value, std::string(tail, 'z')});
+      s.nullable = false;
+      s.validity.clear();
+      Column x = Ints("x", {-7, 123456789});
+      Column y = Ints("y", {0, 42});
+      auto table = CsvTable::Make({{&x, nullptr}, {&s, nullptr}, {&y, nullptr}}, false);
+      ASSERT_TRUE(table.ok());
+      const std::string want =
+          "-7," + Field(value) + ",0\n123456789," + Field(std::string(tail, 'z')) + ",42\n";
+      std::string got = "prefix";
+      table->AppendRows(got, 0, 2);
+      ASSERT_EQ(got, "prefix" + want) << len << " then " << tail;
+      ASSERT_EQ(table->MeasureRows(0, 2), want.size());
+    }
+  }
+}
+
 struct CorpusTable {
   testing::CorpusView view;
   std::vector<CsvColumn> columns;
