@@ -126,7 +126,9 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
 // sequential reader's pieces are rendered ahead, in windows that double up
 // to 16 MiB (or one piece), split over every core; a seek renders one piece. A piece that does not
 // render to the size its layout says is kCorrupt (a renderer that is not deterministic): never
-// silently wrong bytes. Reads of one file are serialised.
+// silently wrong bytes. Reads of one file are serialised. ReadPieces hands
+// out the rendered text itself (no copy): a piece a reply still holds is
+// never rendered over, its window slot takes a new buffer instead.
 std::unique_ptr<OpenFile> MakeStreamedFile(std::shared_ptr<const StreamLayout> layout,
                                            std::shared_ptr<const CellRenderer> renderer);
 

@@ -425,6 +425,49 @@ TEST(StreamedFileTest, SequentialReadsRenderEachPieceOnce) {
   EXPECT_EQ(renderer->renders_[kPiece].load(), 2);
 }
 
+std::string Joined(const core::Pieces& pieces) {
+  std::string out;
+  for (core::Bytes b : pieces.spans) out += core::AsStringView(b);
+  return out;
+}
+
+// ReadPieces hands out the rendered text itself, in file order (header,
+// pieces, trailer): the bytes Read copies, for reads of every size from
+// every place. Pieces a reply still holds keep their bytes while later
+// reads render the window again (into other buffers).
+TEST(StreamedFileTest, PiecesAreTheBytesOfReadAndOutliveLaterReads) {
+  constexpr uint64_t kCells = 400, kPiece = 3;
+  auto renderer = std::make_shared<CountingRenderer>(kCells);
+  auto layout = ComputeStreamLayout(*renderer, "Head\n", "Tail", kCells, kPiece, 64);
+  ASSERT_TRUE(layout.ok());
+  std::string want = "Head\n";
+  for (uint64_t i = 0; i < kCells; ++i) want += std::to_string(i) + ",";
+  want += "Tail";
+  ASSERT_EQ(layout->size(), want.size());
+  auto shared = std::make_shared<const StreamLayout>(*layout);
+  auto f = MakeStreamedFile(shared, renderer);
+  ASSERT_TRUE(f->ReadsPieces());
+  for (uint64_t at = 0; at <= want.size(); at += 7) {
+    for (size_t n : {1, 2, 5, 13, 64, 500, 5000}) {
+      core::Pieces pieces;
+      auto got = f->ReadPieces(at, n, &pieces);
+      ASSERT_TRUE(got.ok()) << got.error().ToString();
+      const std::string expect = at < want.size() ? want.substr(at, n) : "";
+      ASSERT_EQ(*got, expect.size()) << at << " +" << n;
+      ASSERT_EQ(pieces.bytes, expect.size());
+      ASSERT_EQ(Joined(pieces), expect) << at << " +" << n;
+    }
+  }
+  // Held across reads that render every window again, far away and back.
+  core::Pieces held;
+  ASSERT_TRUE(f->ReadPieces(0, 300, &held).ok());
+  for (uint64_t at = 300; at < want.size(); at += 100) {
+    EXPECT_EQ(Read(*f, at, 100), want.substr(at, 100));
+  }
+  EXPECT_EQ(Read(*f, 0, 300), want.substr(0, 300));
+  EXPECT_EQ(Joined(held), want.substr(0, 300));
+}
+
 // A piece that fails in a window rendered ahead fails the read that needs
 // it, not the reads of the pieces before it.
 TEST(StreamedFileTest, ErrorInAWindowFailsOnlyItsPiece) {
