@@ -397,6 +397,13 @@ class CountingRenderer final : public CellRenderer {
   uint64_t broken_from_ = UINT64_MAX;
 };
 
+// The file a CountingRenderer of `cells` cells makes between header and trailer.
+std::string CountingText(uint64_t cells, const std::string& header, const std::string& trailer) {
+  std::string text = header;
+  for (uint64_t i = 0; i < cells; ++i) text += std::to_string(i) + ",";
+  return text + trailer;
+}
+
 // A sequential reader's pieces are rendered ahead, in windows split over
 // the cores: each piece once, whatever the size of the reads; a seek
 // renders the piece it lands in.
@@ -405,9 +412,7 @@ TEST(StreamedFileTest, SequentialReadsRenderEachPieceOnce) {
   auto renderer = std::make_shared<CountingRenderer>(kCells);
   auto layout = ComputeStreamLayout(*renderer, "H\n", "T", kCells, kPiece, 64);
   ASSERT_TRUE(layout.ok());
-  std::string want = "H\n";
-  for (uint64_t i = 0; i < kCells; ++i) want += std::to_string(i) + ",";
-  want += "T";
+  const std::string want = CountingText(kCells, "H\n", "T");
   ASSERT_EQ(layout->size(), want.size());
   for (auto& r : renderer->renders_) r = 0;
   auto f = MakeStreamedFile(std::make_shared<const StreamLayout>(*layout), renderer);
@@ -440,12 +445,9 @@ TEST(StreamedFileTest, PiecesAreTheBytesOfReadAndOutliveLaterReads) {
   auto renderer = std::make_shared<CountingRenderer>(kCells);
   auto layout = ComputeStreamLayout(*renderer, "Head\n", "Tail", kCells, kPiece, 64);
   ASSERT_TRUE(layout.ok());
-  std::string want = "Head\n";
-  for (uint64_t i = 0; i < kCells; ++i) want += std::to_string(i) + ",";
-  want += "Tail";
+  const std::string want = CountingText(kCells, "Head\n", "Tail");
   ASSERT_EQ(layout->size(), want.size());
-  auto shared = std::make_shared<const StreamLayout>(*layout);
-  auto f = MakeStreamedFile(shared, renderer);
+  auto f = MakeStreamedFile(std::make_shared<const StreamLayout>(*layout), renderer);
   ASSERT_TRUE(f->ReadsPieces());
   for (uint64_t at = 0; at <= want.size(); at += 7) {
     for (size_t n : {1, 2, 5, 13, 64, 500, 5000}) {
