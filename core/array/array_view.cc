@@ -67,6 +67,15 @@ Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first
   return GatherAttribute(Inputs(), *index, name, first, count, *cache_, state, into, pieces);
 }
 
+Result<std::optional<std::vector<uint64_t>>> ArrayView::CountDimensionValues(
+    const std::string& name, std::span<const uint64_t> bounds) const {
+  const int d = schema_->DimensionIndex(name);
+  if (d < 0) return Error::NotFound(fmt::format("no dimension '{}'", name));
+  if (schema_->dense()) return std::optional<std::vector<uint64_t>>();
+  ASSIGN_OR_RETURN(const CellIndex* index, Index());
+  return core::CountDimensionValues(*index, static_cast<size_t>(d), bounds);
+}
+
 Result<std::optional<StoredOrder>> ArrayView::StoredChunks(uint64_t chunk_cells) const {
   ASSIGN_OR_RETURN(const CellIndex* index, Index());
   if (schema_->dense()) return std::optional<StoredOrder>();

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,12 @@ class ArrayView {
   Result<Column> ReadFieldRange(const std::string& name, uint64_t first, uint64_t count,
                                 ReadState* state = nullptr, uint8_t* into = nullptr,
                                 Pieces* pieces = nullptr) const;
+
+  // Sparse views whose integer coordinates pack: CountDimensionValues
+  // (cell_index.h) of dimension `name` over the view's cells; nullopt for
+  // other views. kNotFound for a name that is not a dimension.
+  Result<std::optional<std::vector<uint64_t>>> CountDimensionValues(
+      const std::string& name, std::span<const uint64_t> bounds) const;
 
   // Sparse views: the view's cells in storage order, `chunk_cells` at a
   // time (StoredOrder; it points into the view, which must outlive it);

@@ -890,6 +890,48 @@ Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
   return BuildSparseIndexGeneric(in);
 }
 
+std::optional<std::vector<uint64_t>> CountDimensionValues(const CellIndex& index, size_t d,
+                                                          std::span<const uint64_t> bounds) {
+  if (!index.packing || d >= index.packing->shift.size()) return std::nullopt;
+  const KeyPacking& k = *index.packing;
+  const uint64_t* cells = index.packed.data();
+  const size_t n = index.packed.size();
+  std::vector<uint64_t> counts(bounds.size() + 1, 0);
+  // The bits above dimension d hold the dimensions before it: a run of
+  // cells equal there is one segment, in which dimension d ascends.
+  const int above = d == 0 ? 64 : k.ord_bits + k.shift[d - 1];
+  auto segment = [&](uint64_t c) { return above >= 64 ? 0 : c >> above; };
+  auto value = [&](uint64_t c) { return k.Coordinate(c, d); };
+  for (size_t i = 0; i < n;) {
+    // The segment's end: galloping from i, then a binary search.
+    const uint64_t seg = segment(cells[i]);
+    size_t step = 1, lo = i, hi = i + 1;
+    while (hi < n && segment(cells[hi]) == seg) {
+      lo = hi;
+      step *= 2;
+      hi = std::min(n, hi + step);
+    }
+    const size_t end = std::partition_point(cells + lo, cells + hi,
+                                            [&](uint64_t c) { return segment(c) == seg; }) -
+                       cells;
+    // The class of the segment's first value, then the bounds up to its
+    // last value, each found by a binary search.
+    size_t b = std::upper_bound(bounds.begin(), bounds.end(), value(cells[i])) - bounds.begin();
+    const uint64_t last = value(cells[end - 1]);
+    size_t from = i;
+    for (; b < bounds.size() && bounds[b] <= last; ++b) {
+      const size_t at = std::partition_point(cells + from, cells + end,
+                                             [&](uint64_t c) { return value(c) < bounds[b]; }) -
+                        cells;
+      counts[b] += at - from;
+      from = at;
+    }
+    counts[b] += end - from;
+    i = end;
+  }
+  return counts;
+}
+
 Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d,
                              uint64_t first, uint64_t count) {
   const Dimension& dim = schema.dimensions[d];

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,16 @@ Column DenseDimensionColumn(const ArraySchema& schema, const CellIndex& index, s
 // caller checks the range).
 Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d,
                              uint64_t first, uint64_t count);
+
+// A sparse index whose coordinates pack (CellIndex::packing): how many of
+// its cells hold in dimension d a value (OrderedValue) in each interval
+// that the ascending `bounds` cut: counts[0] below bounds[0], counts[i]
+// from bounds[i - 1] up to bounds[i], and counts[bounds.size()] from the
+// last bound on. The cells are in coordinate order, so dimension d ascends
+// within each run of cells equal in the dimensions before it: a few binary
+// searches per run, not a look at every cell. nullopt without packing.
+std::optional<std::vector<uint64_t>> CountDimensionValues(const CellIndex& index, size_t d,
+                                                          std::span<const uint64_t> bounds);
 
 // Gathers cells [first, first + count) of the attribute `name` (of the view
 // schema). Fragments whose schema lacks the attribute contribute fill

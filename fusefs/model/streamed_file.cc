@@ -536,9 +536,29 @@ class CsvRenderer final : public CellRenderer {
     ASSIGN_OR_RETURN(std::optional<core::StoredOrder> order, view_->StoredChunks(batch_cells));
     if (!order) return std::optional<uint64_t>();
     ASSIGN_OR_RETURN(uint64_t cells, view_->CellCount());
+    // Integer dimensions are counted by value classes of one width each
+    // (CountDimensionValues: binary searches in the index), the others
+    // measured batch by batch.
+    uint64_t total = 0;
     std::vector<size_t> dims, attrs;
     for (size_t k = 0; k < fields_.size(); ++k) {
-      (schema.DimensionIndex(fields_[k]) >= 0 ? dims : attrs).push_back(k);
+      const int d = schema.DimensionIndex(fields_[k]);
+      if (d < 0) {
+        attrs.push_back(k);
+        continue;
+      }
+      const core::Dimension& dim = schema.dimensions[d];
+      std::optional<CsvWidthClasses> widths = CsvIntegerWidths(dim.type, dim.cell_val_num);
+      std::optional<std::vector<uint64_t>> counts;
+      if (widths) {
+        ASSIGN_OR_RETURN(counts, view_->CountDimensionValues(fields_[k], widths->bounds));
+      }
+      if (!counts) {
+        dims.push_back(k);
+        continue;
+      }
+      total += cells;  // the separators
+      for (size_t c = 0; c < counts->size(); ++c) total += (*counts)[c] * widths->widths[c];
     }
     const uint64_t dim_batches =
         dims.empty() ? 0 : cells / batch_cells + (cells % batch_cells != 0 ? 1 : 0);
@@ -564,7 +584,6 @@ class CsvRenderer final : public CellRenderer {
       sizes[i] = table.MeasureRows(0, table.row_count());
       return core::Ok();
     }));
-    uint64_t total = 0;
     for (uint64_t size : sizes) total += size;
     return std::optional<uint64_t>(total);
   }

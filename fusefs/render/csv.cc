@@ -7,11 +7,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
+#include "core/read/sparse_order.h"
 #include "fusefs/render/number_text.h"
 #include "fusefs/render/value_text.h"
 
@@ -478,6 +481,65 @@ uint64_t CsvTable::MeasureRows(uint64_t first, uint64_t last) const {
     }
   }
   return bytes;
+}
+
+namespace {
+
+// CsvIntegerWidths for a type T: the width of its lowest value, then the
+// values where the width changes (-(10^k - 1): k digits and a minus sign;
+// 0; 10^k: k + 1 digits) within T's range, in ascending order.
+template <class T>
+CsvWidthClasses WidthClassesOf(core::Datatype type) {
+  CsvWidthClasses w;
+  auto ordered = [&](T v) {
+    uint8_t bytes[sizeof(T)];
+    std::memcpy(bytes, &v, sizeof(T));
+    return core::OrderedValue(type, bytes);
+  };
+  w.widths.push_back(MeasureInteger(std::numeric_limits<T>::lowest()));
+  auto add = [&](T v) {
+    w.bounds.push_back(ordered(v));
+    w.widths.push_back(MeasureInteger(v));
+  };
+  // 10^k fits in T for k <= kDigits, and T's extremes have more digits.
+  constexpr int kDigits = std::numeric_limits<T>::digits10;
+  if constexpr (std::is_signed_v<T>) {
+    int64_t p = 1;
+    for (int k = 0; k < kDigits; ++k) p *= 10;
+    for (; p > 1; p /= 10) add(static_cast<T>(-(p - 1)));
+    add(0);
+  }
+  uint64_t p = 10;
+  for (int k = 1; k <= kDigits; ++k, p *= 10) add(static_cast<T>(p));
+  return w;
+}
+
+}  // namespace
+
+std::optional<CsvWidthClasses> CsvIntegerWidths(core::Datatype type, uint32_t cell_val_num) {
+  core::Column stub;
+  stub.type = type;
+  stub.cell_val_num = cell_val_num;
+  switch (KindOf(stub, nullptr)) {
+    case kInt8:
+      return WidthClassesOf<int8_t>(type);
+    case kUInt8:
+      return WidthClassesOf<uint8_t>(type);
+    case kInt16:
+      return WidthClassesOf<int16_t>(type);
+    case kUInt16:
+      return WidthClassesOf<uint16_t>(type);
+    case kInt32:
+      return WidthClassesOf<int32_t>(type);
+    case kUInt32:
+      return WidthClassesOf<uint32_t>(type);
+    case kInt64:
+      return WidthClassesOf<int64_t>(type);
+    case kUInt64:
+      return WidthClassesOf<uint64_t>(type);
+    default:
+      return std::nullopt;
+  }
 }
 
 CsvLayout ComputeCsvLayout(const CsvTable& table, uint64_t rows_per_checkpoint) {

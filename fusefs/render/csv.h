@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,18 @@ class CsvTable {
   bool header_;
   uint64_t rows_;
 };
+
+// The widths of an integer column's CSV text, which depend on the value
+// alone: widths[0] for the values below bounds[0], widths[i] for those from
+// bounds[i - 1] on, bounds ascending in the type's core::OrderedValue
+// order. A column's text bytes are then the sum of the counts of its values
+// in each class times the class's width (core::CountDimensionValues).
+struct CsvWidthClasses {
+  std::vector<uint64_t> bounds;
+  std::vector<uint64_t> widths;  // bounds.size() + 1
+};
+// nullopt for a column whose cells CsvTable does not write as integers.
+std::optional<CsvWidthClasses> CsvIntegerWidths(core::Datatype type, uint32_t cell_val_num);
 
 // Where each piece of a rendered table lies in the file.
 struct CsvLayout {

@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <random>
 
+#include "core/read/sparse_order.h"
 #include "fusefs/render/value_text.h"
 #include "tests/fusefs/render/render_test_util.h"
 
@@ -240,6 +244,66 @@ std::string RenderAll(const CsvTable& table) {
   ReadCsvRange(table, layout, 0, layout.total_size, out);
   EXPECT_EQ(out.size(), layout.total_size);
   return out;
+}
+
+// CsvIntegerWidths: for every type CsvTable writes as integers, the class
+// of each value (its OrderedValue among the bounds) has the width of the
+// value's text as MeasureRows counts it, at both ends of the type's range,
+// at every bound and next to it, and at random values.
+template <class T>
+void ExpectWidthClasses(Datatype type) {
+  SCOPED_TRACE(std::string(core::DatatypeName(type)));
+  std::optional<CsvWidthClasses> w = CsvIntegerWidths(type, 1);
+  ASSERT_TRUE(w.has_value());
+  ASSERT_EQ(w->widths.size(), w->bounds.size() + 1);
+  ASSERT_TRUE(std::is_sorted(w->bounds.begin(), w->bounds.end()));
+  std::vector<T> values = {std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max(), 0};
+  std::mt19937_64 rng(5);
+  for (int k = 0; k < 200; ++k) values.push_back(static_cast<T>(rng() >> (rng() % 64)));
+  for (uint64_t b : w->bounds) {
+    T v;
+    uint8_t bytes[8];
+    core::FromOrdered(type, b, bytes);
+    std::memcpy(&v, bytes, sizeof(T));
+    values.push_back(v);
+    values.push_back(static_cast<T>(v - 1));
+    values.push_back(static_cast<T>(v + 1));
+  }
+  for (T v : values) {
+    Column c;
+    c.name = "x";
+    c.type = type;
+    c.cell_count = 1;
+    c.data.resize(sizeof(T));
+    std::memcpy(c.data.data(), &v, sizeof(T));
+    auto table = CsvTable::Make({{&c, nullptr}}, false);
+    ASSERT_TRUE(table.ok());
+    const uint64_t text = table->MeasureRows(0, 1) - 1;  // no line end
+    std::string rendered;
+    table->AppendRows(rendered, 0, 1);
+    ASSERT_EQ(rendered.size(), text + 1);
+    const uint64_t ordered = core::OrderedValue(type, c.data.data());
+    const size_t cls =
+        std::upper_bound(w->bounds.begin(), w->bounds.end(), ordered) - w->bounds.begin();
+    EXPECT_EQ(w->widths[cls], text) << rendered;
+  }
+}
+
+TEST(CsvTest, IntegerWidthClassesHoldTheWidthOfEveryValue) {
+  ExpectWidthClasses<int8_t>(Datatype::kInt8);
+  ExpectWidthClasses<uint8_t>(Datatype::kUInt8);
+  ExpectWidthClasses<int16_t>(Datatype::kInt16);
+  ExpectWidthClasses<uint16_t>(Datatype::kUInt16);
+  ExpectWidthClasses<int32_t>(Datatype::kInt32);
+  ExpectWidthClasses<uint32_t>(Datatype::kUInt32);
+  ExpectWidthClasses<int64_t>(Datatype::kInt64);
+  ExpectWidthClasses<uint64_t>(Datatype::kUInt64);
+  ExpectWidthClasses<int64_t>(Datatype::kTimeNs);
+  // Not written as integers: no classes.
+  EXPECT_FALSE(CsvIntegerWidths(Datatype::kFloat64, 1).has_value());
+  EXPECT_FALSE(CsvIntegerWidths(Datatype::kStringAscii, core::kVarNum).has_value());
+  EXPECT_FALSE(CsvIntegerWidths(Datatype::kDatetimeDay, 1).has_value());
+  EXPECT_FALSE(CsvIntegerWidths(Datatype::kInt32, 2).has_value());
 }
 
 TEST(CsvTest, CorpusTypesDataCsvMatchesIndependentRendering) {
