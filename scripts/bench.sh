@@ -139,17 +139,8 @@ zstd -d -c "$work/a.zst" | wc -c >"$work/zstd.bytes"
 oracle=""
 if [ -x "${TILEDBFS_ORACLE:-$TILEDBFS_ROOT/../shared/oracle}/bin/reftime" ]; then
   oracle=${TILEDBFS_ORACLE:-$TILEDBFS_ROOT/../shared/oracle}
-  # The oracle's lib/ has libblosc2.so.5 as a text file (a broken symlink copy): give the
-  # loader a private folder of real symlinks instead, made here and removed at exit.
-  mkdir -p "$work/oracle-lib"
-  for f in "$oracle"/lib/*; do
-    n=$(basename "$f")
-    if [ "$(stat -c %s "$f")" -lt 256 ] && ! grep -q $'\x7fELF' "$f" 2>/dev/null; then
-      ln -sf "$oracle/lib/$(cat "$f")" "$work/oracle-lib/$n"
-    else
-      ln -sf "$f" "$work/oracle-lib/$n"
-    fi
-  done
+  # A private folder of the oracle's libraries (lib.sh), removed at exit.
+  tiledbfs_oracle_libs "$oracle" "$work/oracle-lib"
 fi
 
 # hyperfine -N runs each command without a shell, its stdout to /dev/null.

@@ -24,3 +24,19 @@ tiledbfs_build() {
   cmake -S "$TILEDBFS_ROOT" -B "$dir" "$@" >/dev/null
   cmake --build "$dir" -j "$(nproc)"
 }
+
+# tiledbfs_oracle_libs ORACLE_DIR LIB_DIR: the oracle's lib/ may hold libblosc2.so.5 as a
+# text file naming its target (a symlink copied as a file), which the loader cannot use.
+# Fills LIB_DIR with real symlinks to ORACLE_DIR/lib, for LD_LIBRARY_PATH.
+tiledbfs_oracle_libs() {
+  local oracle=$1 dir=$2 f n
+  mkdir -p "$dir"
+  for f in "$oracle"/lib/*; do
+    n=$(basename "$f")
+    if [ "$(stat -c %s "$f")" -lt 256 ] && ! grep -q $'\x7fELF' "$f" 2>/dev/null; then
+      ln -sf "$oracle/lib/$(cat "$f")" "$dir/$n"
+    else
+      ln -sf "$f" "$dir/$n"
+    fi
+  done
+}

@@ -23,6 +23,10 @@ REFDUMP=${2:-/work/shared/oracle/bin/refdump}
 WORK=${3:-$(mktemp -d /tmp/mkarray_maint_oracle.XXXXXX)}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$WORK"
+# The oracle's libraries through a folder of real symlinks (scripts/lib.sh).
+source "$HERE/../../../scripts/lib.sh"
+tiledbfs_oracle_libs "$(dirname "$(dirname "$REFDUMP")")" "$WORK/oracle-lib"
+export LD_LIBRARY_PATH="$WORK/oracle-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 exec python3 - "$BUILD" "$REFDUMP" "$WORK" "$HERE" <<'EOF'
 import json, os, random, shutil, stat, subprocess, sys
 from collections import Counter

@@ -17,6 +17,10 @@ WORK=${3:-$(mktemp -d /tmp/mkarray_oracle.XXXXXX)}
 MK="$BUILD/bin/tiledb-mkarray"
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$WORK"
+# The oracle's libraries through a folder of real symlinks (scripts/lib.sh).
+source "$HERE/../../../scripts/lib.sh"
+tiledbfs_oracle_libs "$(dirname "$(dirname "$REFDUMP")")" "$WORK/oracle-lib"
+export LD_LIBRARY_PATH="$WORK/oracle-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 exec python3 - "$MK" "$REFDUMP" "$WORK" "$BUILD" "$HERE" <<'EOF'
 import json, math, os, random, shutil, struct, subprocess, sys
 
