@@ -1,5 +1,7 @@
 #include "core/read/parallel.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -7,8 +9,18 @@
 
 namespace tiledbfs::core {
 
+unsigned UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return static_cast<unsigned>(n);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 void ParallelFor(size_t n, const std::function<void(size_t)>& fn, unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = UsableCores();
   size_t helpers = std::min<size_t>(threads, n) - (n > 0 ? 1 : 0);
   std::atomic<size_t> next{0};
   auto work = [&]() {

@@ -222,7 +222,7 @@ void RadixSortKeys(std::vector<uint64_t>& values, int lo, int hi) {
   // The buckets are disjoint: sorted on every core, each worker taking the
   // next bucket with buffers of its own.
   std::atomic<size_t> next_bucket{0};
-  ParallelFor(std::max(1u, std::thread::hardware_concurrency()), [&](size_t) {
+  ParallelFor(UsableCores(), [&](size_t) {
     std::vector<uint64_t> bucket, bucket_scratch;
     for (size_t b = next_bucket++; b < buckets; b = next_bucket++) {
       const size_t from = first[b], to = first[b + 1];

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/read/parallel.h"
+
 namespace tiledbfs::core {
 
 TileCache::~TileCache() {
@@ -84,10 +86,11 @@ std::shared_ptr<const DecodedTile> TileCache::PutLocked(
 bool TileCache::DecodeAhead(AheadTile tile) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return false;
+    if (stopping_ || ahead_off_) return false;
     if (ahead_bytes_ + tile.bytes > ahead_budget()) return false;
     if (ahead_workers_.empty()) {
-      const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+      unsigned n = ahead_threads_;
+      if (n == 0) n = UsableCores() > 1 ? UsableCores() : 0;
       for (unsigned i = 0; i < n; ++i) {
         try {
           ahead_workers_.emplace_back([this] { AheadWorker(); });
@@ -95,7 +98,10 @@ bool TileCache::DecodeAhead(AheadTile tile) {
           break;  // no thread to be had
         }
       }
-      if (ahead_workers_.empty()) return false;
+      if (ahead_workers_.empty()) {
+        ahead_off_ = true;
+        return false;
+      }
     }
     ahead_bytes_ += tile.bytes;
     ahead_queue_.push_back(std::move(tile));

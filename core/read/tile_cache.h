@@ -140,7 +140,10 @@ struct AheadTile {
 
 class TileCache {
  public:
-  explicit TileCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
+  // `ahead_threads`: the threads that decode ahead (0: one per usable core,
+  // UsableCores, and none on a single core).
+  explicit TileCache(uint64_t budget_bytes, unsigned ahead_threads = 0)
+      : budget_(budget_bytes), ahead_threads_(ahead_threads) {}
   // Waits for the decodes under way; drops the ones not started.
   ~TileCache();
   TileCache(const TileCache&) = delete;
@@ -161,9 +164,10 @@ class TileCache {
                                                std::shared_ptr<const DecodedTile> tile,
                                                std::shared_ptr<const FragmentMetadata> fragment);
 
-  // Decoding ahead of sequential readers, on a thread per core started on
-  // first use. The tiles decoded ahead and not yet read, with those waiting
-  // to be, are kept to a quarter of the budget over all readers (so that
+  // Decoding ahead of sequential readers, on a thread per usable core
+  // started on first use; not at all on a single core, where there is no
+  // other core for the decodes to overlap the reader with. The tiles decoded ahead and not yet
+  // read, with those waiting to be, are kept to a quarter of the budget over all readers (so that
   // they do not push one another out): DecodeAhead returns false, sending
   // nothing, when `tile` would go past it.
   bool DecodeAhead(AheadTile tile);
@@ -224,6 +228,8 @@ class TileCache {
   std::condition_variable ahead_ready_;
   bool stopping_ = false;
   std::vector<std::thread> ahead_workers_;
+  unsigned ahead_threads_;  // 0 until the first DecodeAhead finds it
+  bool ahead_off_ = false;  // a single core, or no thread to be had
   std::shared_ptr<StreamBudget> stream_budget_ = std::make_shared<StreamBudget>(budget_ / 2);
   // Chunk maps (mu_).
   struct MapEntry {

@@ -200,7 +200,7 @@ class StreamedFile final : public OpenFile {
   StreamedFile(std::shared_ptr<const StreamLayout> layout,
                std::shared_ptr<const CellRenderer> renderer)
       : layout_(std::move(layout)), renderer_(std::move(renderer)) {
-    workers_ = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, kMaxWorkers);
+    workers_ = std::clamp<unsigned>(core::UsableCores(), 1, kMaxWorkers);
   }
 
   uint64_t size() const override { return layout_->size(); }

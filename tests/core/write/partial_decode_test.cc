@@ -186,7 +186,8 @@ class PartialReadTest : public ::testing::Test {
 
   // The latest view, its array's tile cache of `budget` bytes in *cache.
   std::shared_ptr<const ArrayView> View(uint64_t budget, std::shared_ptr<TileCache>* cache) {
-    *cache = std::make_shared<TileCache>(budget);
+    // Two threads decode ahead whatever cores the tests run on.
+    *cache = std::make_shared<TileCache>(budget, 2);
     return array_.View(UINT64_MAX, *cache);
   }
 

@@ -1,0 +1,67 @@
+// UsableCores follows the CPU affinity, and what sizes itself by it: a tile
+// cache held to one core decodes nothing ahead, ParallelFor runs on the
+// caller alone.
+#include "core/read/parallel.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "core/read/tile_cache.h"
+
+namespace tiledbfs::core {
+namespace {
+
+// Runs fn on a thread held to the first CPU of this one's affinity.
+template <class Fn>
+void OnOneCpu(Fn fn) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &all)) ++cpu;
+  std::thread t([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    fn();
+  });
+  t.join();
+}
+
+TEST(ParallelTest, UsableCoresFollowTheAffinity) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  EXPECT_EQ(UsableCores(), static_cast<unsigned>(CPU_COUNT(&all)));
+  OnOneCpu([] { EXPECT_EQ(UsableCores(), 1u); });
+}
+
+TEST(ParallelTest, OneCoreRunsEverythingOnTheCaller) {
+  OnOneCpu([] {
+    const std::thread::id caller = std::this_thread::get_id();
+    std::mutex mu;
+    std::set<std::thread::id> ran;
+    // Calls that take a while, so that a helper thread would get some.
+    ParallelFor(32, [&](size_t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::lock_guard<std::mutex> lock(mu);
+      ran.insert(std::this_thread::get_id());
+    });
+    EXPECT_EQ(ran, std::set<std::thread::id>{caller});
+  });
+}
+
+TEST(ParallelTest, OneCoreDecodesNothingAhead) {
+  OnOneCpu([] {
+    TileCache cache(uint64_t{1} << 20);
+    EXPECT_FALSE(cache.DecodeAhead(AheadTile{}));
+    EXPECT_FALSE(cache.DecodeAhead(AheadTile{}));
+  });
+}
+
+}  // namespace
+}  // namespace tiledbfs::core
