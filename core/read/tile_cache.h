@@ -228,8 +228,8 @@ class TileCache {
   std::condition_variable ahead_ready_;
   bool stopping_ = false;
   std::vector<std::thread> ahead_workers_;
-  unsigned ahead_threads_;  // 0 until the first DecodeAhead finds it
-  bool ahead_off_ = false;  // a single core, or no thread to be had
+  unsigned ahead_threads_;  // as constructed (0: one per usable core, none on one)
+  bool ahead_off_ = false;  // no thread started: a single core, or none to be had
   std::shared_ptr<StreamBudget> stream_budget_ = std::make_shared<StreamBudget>(budget_ / 2);
   // Chunk maps (mu_).
   struct MapEntry {
