@@ -90,7 +90,10 @@ bool TileCache::DecodeAhead(AheadTile tile) {
     if (ahead_bytes_ + tile.bytes > ahead_budget()) return false;
     if (ahead_workers_.empty()) {
       unsigned n = ahead_threads_;
-      if (n == 0) n = UsableCores() > 1 ? UsableCores() : 0;
+      if (n == 0) {
+        const unsigned cores = UsableCores();
+        n = cores > 1 ? cores : 0;
+      }
       for (unsigned i = 0; i < n; ++i) {
         try {
           ahead_workers_.emplace_back([this] { AheadWorker(); });

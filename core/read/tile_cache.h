@@ -166,10 +166,11 @@ class TileCache {
 
   // Decoding ahead of sequential readers, on a thread per usable core
   // started on first use; not at all on a single core, where there is no
-  // other core for the decodes to overlap the reader with. The tiles decoded ahead and not yet
-  // read, with those waiting to be, are kept to a quarter of the budget over all readers (so that
-  // they do not push one another out): DecodeAhead returns false, sending
-  // nothing, when `tile` would go past it.
+  // other core for the decodes to overlap the reader with. The tiles
+  // decoded ahead and not yet read, with those waiting to be, are kept to a
+  // quarter of the budget over all readers (so that they do not push one
+  // another out): DecodeAhead returns false, sending nothing, when `tile`
+  // would go past it.
   bool DecodeAhead(AheadTile tile);
   uint64_t ahead_budget() const { return budget_ / 4; }
   // Returns once no tile waits to be decoded ahead or is being (tests).
