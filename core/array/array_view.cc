@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "core/read/coords.h"
 
 namespace tiledbfs::core {
@@ -106,7 +109,69 @@ Result<std::vector<Column>> ArrayView::ReadStoredChunk(
                      GatherAttribute(Inputs(), chunk, name, 0, chunk.cell_count, *cache_));
     out.push_back(std::move(c));
   }
+  if (OverBudget(names)) {
+    for (size_t t : order.Finish(k)) DropTile(chunk, t, names);
+  }
   return out;
+}
+
+size_t ArrayView::ReleaseTiles(const std::vector<std::string>& names, uint64_t from,
+                               uint64_t to) const {
+  if (schema_->dense() || from >= to) return 0;
+  auto index = Index();
+  if (!index.ok() || !OverBudget(names)) return 0;
+  std::vector<size_t> done;
+  {
+    std::lock_guard<std::mutex> lock(release_mu_);
+    if (!tile_ends_) {
+      const std::vector<uint64_t> ends = TileEnds(Inputs(), **index);
+      std::vector<std::pair<uint64_t, size_t>> by_end;
+      by_end.reserve(ends.size());
+      for (size_t t = 0; t < ends.size(); ++t) {
+        if (ends[t] != UINT64_MAX) by_end.emplace_back(ends[t], t);
+      }
+      std::sort(by_end.begin(), by_end.end());
+      tile_ends_ = std::move(by_end);
+    }
+    // Tiles ending in (from, to].
+    auto it = std::upper_bound(tile_ends_->begin(), tile_ends_->end(),
+                               std::pair<uint64_t, size_t>(from, SIZE_MAX));
+    for (; it != tile_ends_->end() && it->first <= to; ++it) done.push_back(it->second);
+  }
+  size_t dropped = 0;
+  for (size_t t : done) dropped += DropTile(**index, t, names);
+  return dropped;
+}
+
+bool ArrayView::OverBudget(const std::vector<std::string>& names) const {
+  auto index = Index();
+  if (!index.ok() || schema_->dense()) return false;
+  std::lock_guard<std::mutex> lock(release_mu_);
+  uint64_t bytes = 0;
+  for (const std::string& name : names) {
+    auto it = tile_bytes_.find(name);
+    if (it == tile_bytes_.end()) {
+      it = tile_bytes_.emplace(name, AttributeTileBytes(Inputs(), **index, name)).first;
+    }
+    bytes = it->second > UINT64_MAX - bytes ? UINT64_MAX : bytes + it->second;
+  }
+  return bytes > cache_->budget_bytes();
+}
+
+size_t ArrayView::DropTile(const CellIndex& index, size_t t,
+                           const std::vector<std::string>& names) const {
+  const ViewInputs& in = Inputs();
+  if (t >= index.sparse_tiles.size()) return 0;
+  const CellIndex::SparseTile& st = index.sparse_tiles[t];
+  if (st.fragment >= in.fragments.size()) return 0;
+  const FragmentMetadata& frag = *in.fragments[st.fragment];
+  size_t dropped = 0;
+  for (const std::string& name : names) {
+    const int a = frag.schema().AttributeIndex(name);
+    if (a < 0) continue;
+    dropped += cache_->Drop(TileKey{&frag, frag.FieldIndex(FieldRef::Attribute(a)), st.tile});
+  }
+  return dropped;
 }
 
 }  // namespace tiledbfs::core

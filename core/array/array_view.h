@@ -10,6 +10,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/read/cell_index.h"
@@ -88,12 +90,31 @@ class ArrayView {
   // The attributes `names` of chunk k of `order` (from this view's
   // StoredChunks), their cells in storage order. kNotFound for a dimension
   // or an unknown name. (No reader state: the tiles come from the shared
-  // cache.)
+  // cache.) When the view's tiles of `names` take more than the tile cache's
+  // budget, the tiles of chunk k whose chunks have now all been read
+  // (StoredOrder::Finish) leave the cache: a pass in storage order never
+  // comes back to them, and they would only push out tiles still to read.
   Result<std::vector<Column>> ReadStoredChunk(const StoredOrder& order, size_t k,
                                               const std::vector<std::string>& names) const;
 
+  // A reader going forward through the attributes `names` has read every
+  // cell before `to` and had read those before `from`: when the view's
+  // tiles of `names` take more than the tile cache's budget, their tiles
+  // whose cells all lie before `to`, and not all before `from`, leave the
+  // cache (TileEnds: sparse views whose coordinates pack; other views keep
+  // theirs). A read cut into windows thus keeps in the cache the tiles it
+  // has still to finish, not the ones it is done with. Returns how many
+  // tiles left the cache.
+  size_t ReleaseTiles(const std::vector<std::string>& names, uint64_t from, uint64_t to) const;
+
  private:
   Result<const CellIndex*> Index() const;
+  // Whether the view's tiles of the attributes `names` take more than the
+  // cache's budget (AttributeTileBytes, kept per name).
+  bool OverBudget(const std::vector<std::string>& names) const;
+  // Takes tile t (of the index's sparse_tiles) of the attributes `names`
+  // out of the cache; returns how many were in it.
+  size_t DropTile(const CellIndex& index, size_t t, const std::vector<std::string>& names) const;
   // in_, with the fragment list gathered (once) if it was left to source_.
   const ViewInputs& Inputs() const;
 
@@ -107,6 +128,11 @@ class ArrayView {
   std::shared_ptr<TileCache> cache_;
   mutable std::mutex mu_;
   mutable std::optional<CellIndex> index_;
+  // ReleaseTiles and OverBudget (release_mu_): the index's tiles as (end,
+  // tile) by end (TileEnds), made on first use; AttributeTileBytes by name.
+  mutable std::mutex release_mu_;
+  mutable std::optional<std::vector<std::pair<uint64_t, size_t>>> tile_ends_;
+  mutable std::unordered_map<std::string, uint64_t> tile_bytes_;
 };
 
 }  // namespace tiledbfs::core

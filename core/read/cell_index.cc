@@ -809,6 +809,7 @@ Result<StoredOrder> StoredOrder::Make(const CellIndex& index,
       o.chunk_bit_.push_back(std::min(total, at + chunk_cells));
       o.chunk_cells_.push_back(o.chunk_bit_.back() - at);
     }
+    o.CountChunks();
     return o;
   }
   const uint64_t mask = (uint64_t{1} << index.pos_bits) - 1;
@@ -848,7 +849,40 @@ Result<StoredOrder> StoredOrder::Make(const CellIndex& index,
     o.chunk_bit_.push_back(total);
     o.chunk_cells_.push_back(in_chunk);
   }
+  o.CountChunks();
   return o;
+}
+
+std::pair<size_t, size_t> StoredOrder::ChunkTiles(size_t k) const {
+  const size_t tiles = tile_base_.size() - 1;
+  const uint64_t from = chunk_bit_[k], to = chunk_bit_[k + 1];
+  // The last tile starting at or before `from` (a tile of no cells there
+  // ends at `from`: not crossed), to the first starting at or after `to`.
+  const size_t a = static_cast<size_t>(
+      std::upper_bound(tile_base_.begin(), tile_base_.end(), from) - tile_base_.begin());
+  const size_t b = static_cast<size_t>(std::lower_bound(tile_base_.begin(), tile_base_.end(), to) -
+                                       tile_base_.begin());
+  return {std::min(a == 0 ? 0 : a - 1, tiles), std::min(b, tiles)};
+}
+
+void StoredOrder::CountChunks() {
+  const size_t tiles = tile_base_.size() - 1;
+  unfinished_ = std::make_unique<std::atomic<uint32_t>[]>(tiles);
+  finished_ = std::make_unique<std::atomic<bool>[]>(chunks());
+  for (size_t k = 0; k < chunks(); ++k) {
+    const auto [a, b] = ChunkTiles(k);
+    for (size_t t = a; t < b; ++t) unfinished_[t].fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+std::vector<size_t> StoredOrder::Finish(size_t k) const {
+  std::vector<size_t> done;
+  if (k >= chunks() || finished_[k].exchange(true)) return done;
+  const auto [a, b] = ChunkTiles(k);
+  for (size_t t = a; t < b; ++t) {
+    if (unfinished_[t].fetch_sub(1) == 1) done.push_back(t);
+  }
+  return done;
 }
 
 CellIndex StoredOrder::Chunk(size_t k) const {
@@ -1462,6 +1496,57 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
     }
   }
   return c;
+}
+
+std::vector<uint64_t> TileEnds(const ViewInputs& in, const CellIndex& index) {
+  std::vector<uint64_t> ends;
+  if (!index.packing) return ends;
+  const KeyPacking& k = *index.packing;
+  const std::vector<Dimension>& dims = in.schema->dimensions;
+  if (k.lo.size() != dims.size() || k.shift.size() != dims.size()) return ends;
+  const uint64_t ordinals = k.ord_bits == 0 ? 0 : ~uint64_t{0} >> (64 - k.ord_bits);
+  ends.assign(index.sparse_tiles.size(), UINT64_MAX);
+  for (size_t t = 0; t < index.sparse_tiles.size(); ++t) {
+    const CellIndex::SparseTile& st = index.sparse_tiles[t];
+    if (st.fragment >= in.fragments.size()) continue;
+    auto mbrs = in.fragments[st.fragment]->Mbrs();
+    if (!mbrs.ok() || st.tile >= (*mbrs)->size() || (**mbrs)[st.tile].size() != dims.size()) {
+      continue;
+    }
+    // The MBR's upper corner, packed as a cell with the highest ordinal: no
+    // cell of the tile packs above it.
+    uint64_t key = 0;
+    bool known = true;
+    for (size_t d = 0; d < dims.size() && known; ++d) {
+      const Range& r = (**mbrs)[st.tile][d];
+      if (!Packable(dims[d].type) || r.hi.size() != DatatypeSize(dims[d].type)) {
+        known = false;
+        break;
+      }
+      // Clamped to the view's highest value: no cell of the view is above it.
+      const uint64_t v = std::min(OrderedValue(dims[d].type, r.hi.data()), k.hi[d]);
+      if (v < k.lo[d]) known = false;
+      if (known && k.shift[d] < 64) key |= (v - k.lo[d]) << k.shift[d];
+    }
+    if (!known) continue;
+    const uint64_t hi = (k.key_bits > 0 && k.ord_bits < 64 ? key << k.ord_bits : 0) | ordinals;
+    ends[t] = static_cast<uint64_t>(std::upper_bound(index.packed.begin(), index.packed.end(), hi) -
+                                    index.packed.begin());
+  }
+  return ends;
+}
+
+uint64_t AttributeTileBytes(const ViewInputs& in, const CellIndex& index, const std::string& name) {
+  uint64_t bytes = 0;
+  for (const CellIndex::SparseTile& t : index.sparse_tiles) {
+    if (t.fragment >= in.fragments.size()) continue;
+    const FragmentMetadata& frag = *in.fragments[t.fragment];
+    const int a = frag.schema().AttributeIndex(name);
+    if (a < 0) continue;
+    const uint64_t b = DecodedTileBytes(frag, FieldRef::Attribute(a), t.tile).value_or(UINT64_MAX);
+    if (AddOverflow(bytes, b, &bytes)) return UINT64_MAX;
+  }
+  return bytes;
 }
 
 }  // namespace tiledbfs::core

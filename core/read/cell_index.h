@@ -9,12 +9,14 @@
 // Built once per view; attribute reads then gather values tile by tile.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/fragment/fragment_metadata.h"
@@ -159,14 +161,27 @@ class StoredOrder {
   // Chunk k: the view cells it holds, as an index of their ordinals
   // (ascending; the tiles of `index`, which must outlive it).
   CellIndex Chunk(size_t k) const;
+  // Chunk k's reader is done with it (thread-safe; a chunk counts once):
+  // the tiles (indexes into the index's sparse_tiles) that no chunk left
+  // to finish holds cells of, each returned once whatever order the chunks
+  // finish in. A tile a chunk shares with the next one is thus returned by
+  // whichever of the two finishes last.
+  std::vector<size_t> Finish(size_t k) const;
 
  private:
+  // The tiles whose cells chunk k's bits cross: [first, second).
+  std::pair<size_t, size_t> ChunkTiles(size_t k) const;
+  // Sets unfinished_ and finished_ for the chunks made.
+  void CountChunks();
   const CellIndex* index_ = nullptr;
   bool all_ = false;                   // every stored cell is in the view: no bits
   std::vector<uint64_t> bits_;         // bit tile_base_[t] + pos: the view keeps cell pos of tile t
   std::vector<uint64_t> tile_base_;    // per tile, then the total
   std::vector<uint64_t> chunk_bit_;    // the first bit of each chunk, then the total
   std::vector<uint64_t> chunk_cells_;  // cells in each chunk
+  // Per tile, the chunks crossing it not finished yet; per chunk, finished.
+  std::unique_ptr<std::atomic<uint32_t>[]> unfinished_;
+  std::unique_ptr<std::atomic<bool>[]> finished_;
 };
 
 Result<CellIndex> BuildDenseIndex(const ViewInputs& in);
@@ -190,6 +205,18 @@ Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, 
 // searches per run, not a look at every cell. nullopt without packing.
 std::optional<std::vector<uint64_t>> CountDimensionValues(const CellIndex& index, size_t d,
                                                           std::span<const uint64_t> bounds);
+
+// A sparse index whose coordinates pack (CellIndex::packing): per tile of
+// index.sparse_tiles, the view cell past the last one it can supply (from
+// the tile's MBR: cells lie within it, and the view is in coordinate
+// order), or UINT64_MAX where that is not known (no readable MBR, or one
+// below the packing's bounds). Empty without packing.
+std::vector<uint64_t> TileEnds(const ViewInputs& in, const CellIndex& index);
+
+// The bytes the tiles of a sparse index take decoded for attribute `name`
+// (of the view schema), summed over index.sparse_tiles (saturating; the
+// tiles of fragments without the attribute count nothing).
+uint64_t AttributeTileBytes(const ViewInputs& in, const CellIndex& index, const std::string& name);
 
 // Gathers cells [first, first + count) of the attribute `name` (of the view
 // schema). Fragments whose schema lacks the attribute contribute fill

@@ -83,6 +83,19 @@ std::shared_ptr<const DecodedTile> TileCache::PutLocked(
   return result;
 }
 
+bool TileCache::Drop(const TileKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = map_.find(key);
+  if (it == map_.end()) return false;
+  const Entry& e = *it->second;
+  const uint64_t size = SizeOf(*e.tile);
+  used_ -= std::min(used_, size);
+  if (e.ahead) ahead_bytes_ -= std::min(ahead_bytes_, size);
+  lru_.erase(it->second);
+  map_.erase(it);
+  return true;
+}
+
 bool TileCache::DecodeAhead(AheadTile tile) {
   {
     std::lock_guard<std::mutex> lock(mu_);

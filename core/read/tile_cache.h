@@ -182,6 +182,10 @@ class TileCache {
   std::shared_ptr<const DecodedTile> Put(const TileKey& key,
                                          std::shared_ptr<const DecodedTile> tile,
                                          std::shared_ptr<const FragmentMetadata> fragment);
+  // Takes `key`'s tile out of the cache (its holders keep it): for a tile
+  // its reader is done with, in a view too big for the cache to keep. True
+  // if it was cached.
+  bool Drop(const TileKey& key);
   uint64_t used_bytes() const;
   uint64_t budget_bytes() const { return budget_; }
 

@@ -271,7 +271,13 @@ class StreamedFile final : public OpenFile {
     PieceStarts& s = *l.starts;
     if (j < first_ || j - first_ >= count_) {
       uint64_t want = 1;
-      if (count_ > 0 && j == first_ + count_) want = std::min(2 * count_, kMaxAhead);
+      if (count_ > 0 && j == first_ + count_) {
+        want = std::min(2 * count_, kMaxAhead);
+        // Going on: the cells before the window are done with.
+        const uint64_t done = j * l.piece_cells;
+        if (done > released_) renderer_->Release(released_, done);
+        released_ = done;
+      }
       // A piece's size: known, or else the average.
       const uint64_t known = s.known();
       const uint64_t average = (l.body_end - l.header.size()) / l.pieces();
@@ -391,6 +397,7 @@ class StreamedFile final : public OpenFile {
   unsigned workers_ = 1;
   std::vector<Slot> window_;
   uint64_t first_ = 0, count_ = 0;
+  uint64_t released_ = 0;                // the cells before it are released (Release)
   core::ReadState states_[kMaxWorkers];  // the tiles each worker's reads keep
 };
 
@@ -514,6 +521,14 @@ class CsvRenderer final : public CellRenderer {
     return core::Ok();
   }
 
+  void Release(uint64_t from, uint64_t to) const override {
+    std::vector<std::string> attrs;
+    for (const std::string& f : fields_) {
+      if (view_->schema().DimensionIndex(f) < 0) attrs.push_back(f);
+    }
+    view_->ReleaseTiles(attrs, from, to);
+  }
+
   core::Status Measure(uint64_t first, uint64_t count, uint64_t piece, std::vector<uint64_t>& sizes,
                        core::ReadState* state) const override {
     std::vector<core::Column> cols;
@@ -635,6 +650,10 @@ class VarDataRenderer final : public CellRenderer {
     return core::Ok();
   }
 
+  void Release(uint64_t from, uint64_t to) const override {
+    view_->ReleaseTiles({field_}, from, to);
+  }
+
   core::Status Measure(uint64_t first, uint64_t count, uint64_t piece, std::vector<uint64_t>& sizes,
                        core::ReadState* state) const override {
     ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(field_, first, count, state));
@@ -676,6 +695,10 @@ class VarOffsetsRenderer final : public CellRenderer {
     TRY(CheckVarColumn(c, first, count));
     for (uint64_t k = 0; k < count; ++k) AppendU64(out, base + c.offsets[k]);
     return core::Ok();
+  }
+
+  void Release(uint64_t from, uint64_t to) const override {
+    view_->ReleaseTiles({field_}, from, to);
   }
 
   core::Status Measure(uint64_t first, uint64_t count, uint64_t piece, std::vector<uint64_t>& sizes,

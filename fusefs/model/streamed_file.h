@@ -104,6 +104,10 @@ class CellRenderer {
   // order (in batches of about `batch_cells`), or nullopt if this renderer
   // cannot (the default): the layout is then lazy (PieceStarts).
   virtual core::Result<std::optional<uint64_t>> MeasureAll(uint64_t batch_cells) const;
+  // A reader going forward has rendered every cell before `to`, and had
+  // those before `from`: the tiles it is done with may leave the cache
+  // (ArrayView::ReleaseTiles). The default keeps them.
+  virtual void Release(uint64_t /*from*/, uint64_t /*to*/) const {}
 };
 
 // The pieces of a view of `cells` cells: 4096 cells per piece, more for
@@ -124,7 +128,9 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
 // pieces rendered last are kept in buffers reused from read to read, so
 // that sequential reads render each piece once and allocate nothing: a
 // sequential reader's pieces are rendered ahead, in windows that double up
-// to 16 MiB (or one piece), split over every core; a seek renders one piece. A piece that does not
+// to 16 MiB (or one piece), split over every core; a seek renders one piece. Before a
+// window that goes on from the last one, the renderer releases the cells
+// before it (CellRenderer::Release). A piece that does not
 // render to the size its layout says is kCorrupt (a renderer that is not deterministic): never
 // silently wrong bytes. Reads of one file are serialised. ReadPieces hands
 // out the rendered text itself (no copy): a piece a reply still holds is

@@ -88,6 +88,60 @@ TEST(StoredOrderTest, ChunksHoldTheKeptCellsInStorageOrder) {
   EXPECT_EQ(order->chunks(), 0u);
 }
 
+// Finishing the chunks in any order returns each tile that has cells in
+// them once, and only once every chunk holding its cells has finished; a
+// chunk finished again, or past the last, returns nothing.
+TEST(StoredOrderTest, FinishReturnsEachTileWhenItsLastChunkFinishes) {
+  const std::vector<uint64_t> tile_cells = {5, 100, 1, 70, 64};
+  const int pos_bits = 7;
+  std::vector<uint64_t> all;
+  for (size_t t = 0; t < tile_cells.size(); ++t) {
+    for (uint64_t p = 0; p < tile_cells[t]; ++p) all.push_back((uint64_t{t} << pos_bits) | p);
+  }
+  std::mt19937_64 rng(11);
+  std::vector<uint64_t> some;
+  for (uint64_t o : all) {
+    if (rng() % 3 != 0) some.push_back(o);
+  }
+  for (const auto* kept : {&all, &some}) {
+    CellIndex index = IndexOf(tile_cells, pos_bits, *kept);
+    for (uint64_t chunk : {1, 3, 64, 65, 150, 1000}) {
+      SCOPED_TRACE(::testing::Message() << kept->size() << " cells, chunks of " << chunk);
+      auto order = StoredOrder::Make(index, tile_cells, chunk);
+      ASSERT_TRUE(order.ok()) << order.error().ToString();
+      // The chunks holding cells of each tile.
+      std::vector<std::vector<size_t>> holders(tile_cells.size());
+      for (size_t k = 0; k < order->chunks(); ++k) {
+        for (uint64_t o : order->Chunk(k).ordinals) {
+          std::vector<size_t>& h = holders[o >> pos_bits];
+          if (h.empty() || h.back() != k) h.push_back(k);
+        }
+      }
+      std::vector<size_t> sequence(order->chunks());
+      std::iota(sequence.begin(), sequence.end(), 0);
+      std::shuffle(sequence.begin(), sequence.end(), rng);
+      std::vector<bool> finished(order->chunks(), false);
+      std::vector<int> returned(tile_cells.size(), 0);
+      for (size_t k : sequence) {
+        finished[k] = true;
+        for (size_t t : order->Finish(k)) {
+          ASSERT_LT(t, tile_cells.size());
+          ++returned[t];
+          for (size_t h : holders[t]) {
+            EXPECT_TRUE(finished[h]) << "tile " << t << " returned before chunk " << h;
+          }
+        }
+        EXPECT_TRUE(order->Finish(k).empty()) << "chunk " << k << " finished twice";
+      }
+      EXPECT_TRUE(order->Finish(order->chunks()).empty());
+      for (size_t t = 0; t < tile_cells.size(); ++t) {
+        EXPECT_LE(returned[t], 1) << "tile " << t;
+        if (!holders[t].empty()) EXPECT_EQ(returned[t], 1) << "tile " << t;
+      }
+    }
+  }
+}
+
 TEST(StoredOrderTest, BadIndexesAreErrors) {
   const std::vector<uint64_t> tile_cells = {4, 4};
   // A position past its tile's cells.

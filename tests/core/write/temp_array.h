@@ -16,6 +16,7 @@
 #include "core/array/array_view.h"
 #include "core/read/tile_cache.h"
 #include "core/storage/storage.h"
+#include "core/write/fragment_writer.h"
 #include "core/write/schema_writer.h"
 #include "core/write/synthetic.h"
 

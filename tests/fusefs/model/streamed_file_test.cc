@@ -16,8 +16,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include "core/array/array.h"
 #include "core/array/array_view.h"
@@ -392,9 +394,23 @@ class CountingRenderer final : public CellRenderer {
     for (uint64_t i = first; i < first + count; ++i) out += std::to_string(i) + ",";
     return core::Ok();
   }
+  // Records the release and whether every piece before `to` was rendered.
+  void Release(uint64_t from, uint64_t to) const override {
+    bool rendered = true;
+    for (uint64_t i = 0; i < to && i < renders_.size(); ++i) {
+      if (i % piece_ == 0 && renders_[i].load() == 0) rendered = false;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    releases_.emplace_back(from, to);
+    all_rendered_ = all_rendered_ && rendered;
+  }
   mutable std::vector<std::atomic<int>> renders_;  // by the piece's first cell
   std::atomic<bool> broken_{false};
   uint64_t broken_from_ = UINT64_MAX;
+  uint64_t piece_ = 1;  // for Release's check
+  mutable std::mutex mu_;
+  mutable std::vector<std::pair<uint64_t, uint64_t>> releases_;
+  mutable bool all_rendered_ = true;
 };
 
 // The file a CountingRenderer of `cells` cells makes between header and trailer.
@@ -428,6 +444,43 @@ TEST(StreamedFileTest, SequentialReadsRenderEachPieceOnce) {
   EXPECT_EQ(renderer->renders_[kPiece].load(), 1);
   EXPECT_EQ(Read(*f, 2, 100), want.substr(2, 100));
   EXPECT_EQ(renderer->renders_[kPiece].load(), 2);
+}
+
+// A reader going forward releases the cells behind each window it goes on
+// to, every piece before them rendered, each cell once; a seek releases
+// nothing, and reading on from it releases from there.
+TEST(StreamedFileTest, SequentialReadsReleaseTheCellsBehindThem) {
+  constexpr uint64_t kCells = 3000, kPiece = 3;
+  auto renderer = std::make_shared<CountingRenderer>(kCells);
+  renderer->piece_ = kPiece;
+  auto layout = ComputeStreamLayout(*renderer, "H\n", "T", kCells, kPiece, 64);
+  ASSERT_TRUE(layout.ok());
+  const std::string want = CountingText(kCells, "H\n", "T");
+  for (auto& r : renderer->renders_) r = 0;
+  renderer->releases_.clear();
+  auto f = MakeStreamedFile(std::make_shared<const StreamLayout>(*layout), renderer);
+  std::string got;
+  for (uint64_t at = 0; at < want.size(); at += 7) got += Read(*f, at, 7);
+  EXPECT_EQ(got, want);
+  const auto releases = renderer->releases_;
+  ASSERT_GE(releases.size(), 2u);
+  EXPECT_TRUE(renderer->all_rendered_);
+  EXPECT_EQ(releases.front().first, 0u);
+  for (size_t i = 0; i < releases.size(); ++i) {
+    EXPECT_LT(releases[i].first, releases[i].second) << i;
+    EXPECT_EQ(releases[i].second % kPiece, 0u) << i;
+    if (i > 0) EXPECT_EQ(releases[i].first, releases[i - 1].second) << i;
+  }
+  // The last window is never released: its cells may still be read.
+  EXPECT_LT(releases.back().second, kCells);
+  EXPECT_GT(releases.back().second, kCells / 2);
+  // A seek back: nothing released; reading on goes on from it.
+  EXPECT_EQ(Read(*f, 2, 4), want.substr(2, 4));
+  EXPECT_EQ(renderer->releases_.size(), releases.size());
+  EXPECT_EQ(Read(*f, 2, 200), want.substr(2, 200));
+  ASSERT_GT(renderer->releases_.size(), releases.size());
+  EXPECT_EQ(renderer->releases_[releases.size()].first, kPiece);
+  EXPECT_TRUE(renderer->all_rendered_);
 }
 
 std::string Joined(const core::Pieces& pieces) {
