@@ -1304,8 +1304,9 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   std::vector<HeldPart> used_parts;  // the parts this gather takes (the next held ones)
   const HeldTiles ahead = parts ? HeldTiles{} : DecodeMissingTiles(in, field, crossed, cache, held);
   // Tiles at hand, a few slots by (fragment, tile): views whose runs
-  // alternate between fragments go to the shared cache once per tile, not
-  // once per run.
+  // alternate between fragments, or between the tiles of a row (32 in a
+  // row of the benchmark's dense arrays: consecutive tiles take distinct
+  // slots), go to the shared cache once per tile, not once per run.
   struct Slot {
     uint32_t fragment = CellRef::kFill;
     uint64_t tile = 0;
@@ -1313,7 +1314,7 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
     std::shared_ptr<const DecodedTile> t;
     bool kept = false;  // t is in pieces->keep
   };
-  constexpr size_t kSlots = 16;
+  constexpr size_t kSlots = 64;
   std::array<Slot, kSlots> slots;
   uint64_t done = 0;  // cells written
   for (uint64_t i = first; i < end;) {
