@@ -1067,13 +1067,16 @@ std::vector<Crossed> CrossedTiles(const ViewInputs& in, const CellIndex& index,
                                   uint64_t end) {
   std::vector<Crossed> crossed;
   std::unordered_set<TileKey, TileKeyHash> seen;
-  TileKey last;
+  // The keys met last, by slot: the tiles of a row, crossed again and
+  // again, are found here without hashing.
+  std::array<TileKey, 64> recent{};
   for (uint64_t i = first; i < end && crossed.size() < kMaxCrossedTiles;) {
     CellRun run = index.RunAt(i, end - i);
     i += run.count;
     const CellRef& r = run.ref;
     if (r.fragment == CellRef::kFill || field[r.fragment] < 0) continue;
     TileKey key{in.fragments[r.fragment].get(), footer_index[r.fragment], r.tile};
+    TileKey& last = recent[(r.tile * 7 + r.fragment) % recent.size()];
     if (key == last) continue;
     last = key;
     if (seen.insert(key).second) crossed.push_back({key, r.fragment});
@@ -1170,21 +1173,28 @@ void DecodeAhead(const ViewInputs& in, const CellIndex& index, const std::vector
   const uint64_t window = cache.ahead_budget() / std::max<uint64_t>(cell_bytes, 1);
   const uint64_t to = end + std::min(window, index.cell_count - end);
   uint64_t i = std::max(ahead.to, end);
-  if (ahead.sent.size() > 4096) ahead.sent.clear();
+  if (ahead.sent.size() > 4096) {
+    ahead.sent.clear();
+    ahead.recent.fill(TileKey{});
+  }
   while (i < to) {
     CellRun run = index.RunAt(i, to - i);
     const CellRef& r = run.ref;
     if (r.fragment != CellRef::kFill && field[r.fragment] >= 0) {
       TileKey key{in.fragments[r.fragment].get(), footer_index[r.fragment], r.tile};
-      if (!ahead.sent.count(key) && !cache.Contains(key)) {
-        const FragmentMetadata& frag = *in.fragments[r.fragment];
-        const FieldRef f = FieldRef::Attribute(field[r.fragment]);
-        const std::optional<uint64_t> bytes = DecodedTileBytes(frag, f, r.tile);
-        if (!bytes) break;
-        AheadTile t{key, in.fragments[r.fragment], f, in.encrypted, *bytes};
-        if (!cache.DecodeAhead(std::move(t))) break;  // the cache is full ahead: later
+      TileKey& recent = ahead.recent[(r.tile * 7 + r.fragment) % ahead.recent.size()];
+      if (!(recent == key)) {  // else sent already
+        if (!ahead.sent.count(key) && !cache.Contains(key)) {
+          const FragmentMetadata& frag = *in.fragments[r.fragment];
+          const FieldRef f = FieldRef::Attribute(field[r.fragment]);
+          const std::optional<uint64_t> bytes = DecodedTileBytes(frag, f, r.tile);
+          if (!bytes) break;
+          AheadTile t{key, in.fragments[r.fragment], f, in.encrypted, *bytes};
+          if (!cache.DecodeAhead(std::move(t))) break;  // the cache is full ahead: later
+        }
+        ahead.sent.insert(key);
+        recent = key;
       }
-      ahead.sent.insert(key);
     }
     i += run.count;
   }

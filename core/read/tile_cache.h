@@ -3,6 +3,7 @@
 // holder after eviction.
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -125,6 +126,9 @@ struct ReadState {
   struct Ahead {
     uint64_t to = 0;
     std::unordered_set<TileKey, TileKeyHash> sent;
+    // The keys met last, by slot (tile and fragment): a row of tiles
+    // crossed again and again is found here without hashing.
+    std::array<TileKey, 64> recent{};
   };
   std::unordered_map<std::string, Ahead> ahead;
 };
