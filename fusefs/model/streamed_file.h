@@ -124,17 +124,18 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
 
 // The open file over a layout: a read renders the pieces it covers. Over a
 // lazy layout, a read past the known starts renders forward from them if
-// it is within 16 MiB, else first measures every piece left. The
-// pieces rendered last are kept in buffers reused from read to read, so
-// that sequential reads render each piece once and allocate nothing: a
+// it is within 16 MiB, else first measures every piece left. The pieces
+// rendered last are kept in buffers reused from read to read, so that
+// sequential reads render each piece once and allocate nothing: a
 // sequential reader's pieces are rendered ahead, in windows that double up
-// to 16 MiB (or one piece), split over every core; a seek renders one piece. Before a
-// window that goes on from the last one, the renderer releases the cells
-// before it (CellRenderer::Release). A piece that does not
-// render to the size its layout says is kCorrupt (a renderer that is not deterministic): never
-// silently wrong bytes. Reads of one file are serialised. ReadPieces hands
-// out the rendered text itself (no copy): a piece a reply still holds is
-// never rendered over, its window slot takes a new buffer instead.
+// to 16 MiB (or one piece), split over every core; a seek renders one
+// piece. Before a window that goes on from the last one, the renderer
+// releases the cells before it (CellRenderer::Release). A piece that does
+// not render to the size its layout says is kCorrupt (a renderer that is
+// not deterministic): never silently wrong bytes. Reads of one file are
+// serialised. ReadPieces hands out the rendered text itself (no copy): a
+// piece a reply still holds is never rendered over, its window slot takes
+// a new buffer instead.
 std::unique_ptr<OpenFile> MakeStreamedFile(std::shared_ptr<const StreamLayout> layout,
                                            std::shared_ptr<const CellRenderer> renderer);
 
