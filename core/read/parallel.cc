@@ -1,9 +1,12 @@
 #include "core/read/parallel.h"
 
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <thread>
 #include <vector>
 
@@ -17,6 +20,15 @@ unsigned UsableCores() {
     if (n > 0) return static_cast<unsigned>(n);
   }
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+bool LowerThreadPriority(int nice) {
+  // On Linux, PRIO_PROCESS with a thread id sets that thread's nice value.
+  const id_t self = static_cast<id_t>(gettid());
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, self);
+  if (now == -1 && errno != 0) return false;
+  return setpriority(PRIO_PROCESS, self, std::min(now + nice, 19)) == 0;
 }
 
 void ParallelFor(size_t n, const std::function<void(size_t)>& fn, unsigned threads) {

@@ -12,6 +12,13 @@ namespace tiledbfs::core {
 // count where the affinity cannot be read.
 unsigned UsableCores();
 
+// Gives the calling thread a lower priority (nice `nice`, on top of the
+// process's): for work done ahead of a reader (TileCache's decode-ahead),
+// so that the reader's own thread, woken by its next request, takes a core
+// at once instead of waiting for the work ahead's turn to end. False if the
+// kernel refused (the thread then keeps its priority).
+bool LowerThreadPriority(int nice);
+
 // Calls fn(0) ... fn(n - 1), spread over up to `threads` threads (the
 // caller's included; 0: one per usable core). Returns when all calls have
 // returned. fn must not throw.

@@ -169,8 +169,9 @@ class TileCache {
                                                std::shared_ptr<const FragmentMetadata> fragment);
 
   // Decoding ahead of sequential readers, on a thread per usable core
-  // started on first use; not at all on a single core, where there is no
-  // other core for the decodes to overlap the reader with. The tiles
+  // started on first use, at a lower priority than the readers (nice 10
+  // more: LowerThreadPriority); not at all on a single core, where there is
+  // no other core for the decodes to overlap the reader with. The tiles
   // decoded ahead and not yet read, with those waiting to be, are kept to a
   // quarter of the budget over all readers (so that they do not push one
   // another out): DecodeAhead returns false, sending nothing, when `tile`

@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <mutex>
 #include <set>
@@ -53,6 +57,27 @@ TEST(ParallelTest, OneCoreRunsEverythingOnTheCaller) {
     });
     EXPECT_EQ(ran, std::set<std::thread::id>{caller});
   });
+}
+
+TEST(ParallelTest, LowerThreadPriorityLowersTheCallingThreadAlone) {
+  const auto nice_of = [] {
+    errno = 0;
+    const int n = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+    EXPECT_EQ(errno, 0);
+    return n;
+  };
+  const int mine = nice_of();
+  int lowered = mine, after_twice = mine;
+  std::thread t([&] {
+    EXPECT_TRUE(LowerThreadPriority(4));
+    lowered = nice_of();
+    EXPECT_TRUE(LowerThreadPriority(40));  // capped at 19
+    after_twice = nice_of();
+  });
+  t.join();
+  EXPECT_EQ(lowered, std::min(mine + 4, 19));
+  EXPECT_EQ(after_twice, 19);
+  EXPECT_EQ(nice_of(), mine);
 }
 
 TEST(ParallelTest, OneCoreDecodesNothingAhead) {

@@ -4,12 +4,18 @@
 // nothing in the cache. Tiles are written by our own writer with small
 // chunks (many per tile).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/array/array.h"
 #include "core/array/array_view.h"
@@ -163,6 +169,24 @@ TEST(UnfilterChunkRecordsTest, EachChunkAloneGivesItsBytes) {
   auto cut_map = MapChunks(Bytes(filtered->data(), filtered->size() - 1));
   ASSERT_FALSE(cut_map.ok());
   EXPECT_EQ(cut_map.error().code(), ErrorCode::kCorrupt);
+}
+
+// The nice value of every thread of this process (/proc/self/task/*/stat:
+// the 17th field after the command's closing parenthesis).
+std::vector<int> ThreadNiceValues() {
+  std::vector<int> out;
+  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    std::string field;
+    for (int i = 0; i < 17 && fields >> field; ++i) {
+    }
+    if (fields) out.push_back(std::stoi(field));
+  }
+  return out;
 }
 
 class PartialReadTest : public ::testing::Test {
@@ -445,6 +469,14 @@ TEST_F(PartialReadTest, SequentialReadsDecodeTheNextTilesAhead) {
   EXPECT_EQ(out, whole->data);
   cache->WaitForAhead();
   EXPECT_EQ(cache->used_bytes(), 6 * kTile);
+  // The two threads that decoded ahead yield to readers (nice 10 more than
+  // this thread); this thread keeps its own priority.
+  errno = 0;
+  const int mine = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  ASSERT_EQ(errno, 0);
+  const std::vector<int> nice = ThreadNiceValues();
+  EXPECT_GE(std::count(nice.begin(), nice.end(), std::min(mine + 10, 19)), 2);
+  EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())), mine);
 }
 
 // A tile that fails to decode ahead is decoded again by its reader, which
