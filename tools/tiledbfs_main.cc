@@ -8,6 +8,7 @@
 //   -o key_file=PATH    key of an encrypted array: 32 raw bytes or 64 hex
 //                       digits (trailing newline ok); never printed
 //   -o cache_size=SIZE  decoded-tile cache, e.g. 256M (default), 1G
+//   -o page_cache       every open reads through the kernel's page cache
 //   -f                  foreground;  -d  debug (foreground, libfuse traces)
 //   -s                  single-threaded
 //   -o OPT              other FUSE mount options pass through (allow_other,
@@ -74,6 +75,8 @@ void PrintUsage(FILE* out) {
                "                      or ISO 8601 UTC (2023-11-14T22:13:20[.000][Z])\n"
                "  -o key_file=PATH    AES-256-GCM key: 32 raw bytes or 64 hex digits\n"
                "  -o cache_size=SIZE  decoded tile cache (default 256M; K, M, G, T)\n"
+               "  -o page_cache       every open reads through the kernel's page cache\n"
+               "                      (default: the first open of a file streams past it)\n"
                "  -f                  stay in the foreground\n"
                "  -d                  debug: foreground, print every FUSE request\n"
                "  -s                  single-threaded\n"
@@ -163,6 +166,7 @@ int Run(int argc, char** argv) {
   fs::AdapterOptions adapter_options;
   adapter_options.uid = ::getuid();
   adapter_options.gid = ::getgid();
+  adapter_options.stream_first_reads = !cl.page_cache;
   fs::FuseAdapter adapter(std::move(tree).value(), adapter_options);
 
   fs::MountConfig config;

@@ -8,8 +8,10 @@
 #include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cerrno>
 #include <chrono>
@@ -21,6 +23,7 @@
 #include <limits>
 #include <mutex>
 #include <new>
+#include <span>
 #include <string_view>
 #include <thread>
 #include <type_traits>
@@ -35,7 +38,10 @@ struct FileHandle {
   std::unique_ptr<OpenFile> file;
   std::string path;  // for messages
   uint64_t ino = 0;
-  bool cached = true;  // through the page cache (else direct_io)
+  // Of the inode's snapshot (kernel_cache.h): may fill the page cache. An
+  // open of another snapshot reads with direct_io and fills nothing.
+  bool pages = true;
+  std::atomic<bool> refused_fill{false};  // a page fill was refused and logged
   std::mutex mu;
 };
 
@@ -195,6 +201,41 @@ struct FuseOps {
     }
   }
 
+  // ---- the device's I/O (fuse_session_custom_io): the same read and
+  // writev, with the INIT flags libfuse cannot ask for added (kernel_init.h).
+  // Not noexcept: libfuse ends its loop's threads with pthread_cancel while
+  // they wait in read(), and the unwind that cancellation makes must pass
+  // through (a noexcept frame would end the process).
+
+  static ssize_t DeviceRead(int fd, void* buf, size_t len, void* userdata) {
+    const ssize_t n = ::read(fd, buf, len);
+    if (n > 0) {
+      // Makes no call: errno stays read()'s for libfuse.
+      static_cast<FuseAdapter*>(userdata)->kernel_init_.OnRead(
+          std::span(static_cast<const uint8_t*>(buf), static_cast<size_t>(n)));
+    }
+    return n;
+  }
+
+  static ssize_t DeviceWritev(int fd, struct iovec* iov, int count, void* userdata) {
+    auto& self = *static_cast<FuseAdapter*>(userdata);
+    std::vector<uint8_t> patched;
+    bool is_init = false;
+    if (count > 0) {
+      try {  // no cancellation point in here
+        is_init = self.kernel_init_.Patch(std::span(iov, static_cast<size_t>(count)), &patched);
+      } catch (const std::bad_alloc&) {
+        // Out of memory copying the INIT reply: sent as libfuse made it.
+      }
+    }
+    if (!is_init) return ::writev(fd, iov, count);
+    // Before the reply: the kernel sends no other request until it has it.
+    if (self.kernel_init_.granted() & kInitDirectIoAllowMmap)
+      self.kernel_cache_.set_stream_first(true);
+    iovec one{patched.data(), patched.size()};
+    return ::writev(fd, &one, 1);
+  }
+
   // ---- names and attributes
 
   static void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
@@ -309,7 +350,7 @@ struct FuseOps {
       handle->ino = ino;
       const KernelCache::OpenMode mode =
           self.kernel_cache_.Open(ino, handle->file->snapshot_id, handle->file->size());
-      handle->cached = mode.cached;
+      handle->pages = mode.pages;
       // Before the reply, so that the first read already asks for the size
       // (offset -1: the attributes only, no page locks taken).
       if (mode.invalidate_size && self.session_ != nullptr) {
@@ -318,7 +359,7 @@ struct FuseOps {
       FileHandle* h = self.Adopt(std::move(handle));
       fi->fh = reinterpret_cast<uint64_t>(h);
       fi->keep_cache = mode.keep_cache ? 1 : 0;
-      fi->direct_io = mode.cached ? 0 : 1;
+      fi->direct_io = mode.direct_io ? 1 : 0;
       fi->noflush = 1;
       // If the reply fails (interrupted), release never comes.
       if (fuse_reply_open(req, fi) != 0) self.Free(h);
@@ -330,6 +371,18 @@ struct FuseOps {
     Guard(req, "read", [&] {
       auto* h = reinterpret_cast<FileHandle*>(fi->fh);
       if (off < 0) return ReplyErr(req, EINVAL);
+      // A read with no lock owner fills the page cache (the kernel sends
+      // one with every direct_io read, none with a page fill: readahead,
+      // a mapping). Through an open of another snapshot than the pages',
+      // it would put that snapshot in the pages the other opens read.
+      if (!h->pages && fi->lock_owner == 0) {
+        if (!h->refused_fill.exchange(true)) {
+          Self(req).Log("cannot read " + Display(h->path) +
+                        " into the page cache (a mapping): it was opened on a newer snapshot "
+                        "while an older one is open; map it once the older one is closed");
+        }
+        return ReplyErr(req, EIO);
+      }
       size = std::min(size, FuseAdapter::kMaxRead);
       if (h->file->ReadsPieces()) return ReadPieces(req, h, size, off);
       uint8_t* buf = ReadBuffer();
@@ -685,7 +738,7 @@ Handle* FuseAdapter::Adopt(std::unique_ptr<Handle> handle) {
 }
 
 void FuseAdapter::Free(FileHandle* handle) {
-  kernel_cache_.Release(handle->ino, handle->cached);
+  kernel_cache_.Release(handle->ino, handle->pages);
   std::unique_ptr<FileHandle> owned;  // destroyed after the lock is let go
   std::lock_guard lock(handles_mu_);
   if (auto it = files_.find(handle); it != files_.end()) {
@@ -749,6 +802,14 @@ core::Status FuseAdapter::Mount(const MountConfig& config) {
     return Error::Io("cannot mount on " + config.mountpoint);
   }
   mounted_ = true;
+  if (options_.stream_first_reads) {
+    // The same descriptor, read and written through the hooks. Should
+    // libfuse refuse, the INIT reply goes out as it makes it: no streaming.
+    const fuse_custom_io io{FuseOps::DeviceWritev, FuseOps::DeviceRead, nullptr, nullptr};
+    if (fuse_session_custom_io(session_, &io, fuse_session_fd(session_)) != 0 && config.debug) {
+      Log("first reads go through the page cache: libfuse refused the device hooks");
+    }
+  }
   // Sequential reads in requests of kMaxRead, not 128 KiB (readahead.h).
   // Not being allowed to (not root) only costs speed: said once, at -d.
   if (auto ra = SetMountReadahead(resolved, kMaxRead / 1024); !ra.ok() && config.debug) {

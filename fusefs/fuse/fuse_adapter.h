@@ -28,7 +28,14 @@
 //   attributes and listings at most 1 s later, and at once in the next open.
 //   Names not found are cached for 1 s. Pages and sizes are shared between
 //   opens only when they read the same snapshot (kernel_cache.h): an open of
-//   another snapshot while one is open reads with direct_io.
+//   another snapshot while one is open reads with direct_io, and a page fill
+//   through it (a mapping) fails with EIO.
+// - Where the kernel lets files opened with direct_io be mapped (Linux 6.6:
+//   FUSE_DIRECT_IO_ALLOW_MMAP, which the adapter adds to libfuse's INIT
+//   reply: kernel_init.h), the first open of each snapshot of a file reads
+//   with direct_io: replies go straight into the reader's buffer, and a
+//   file read once takes no page cache. The next open reads through the
+//   page cache (kernel_cache.h).
 // - A watcher thread rechecks the tree once a second (Tree::Refresh); when a
 //   consolidation, vacuum or write at an old timestamp rewrote past views,
 //   it tells the kernel to drop everything it keeps of immutable nodes
@@ -71,6 +78,7 @@
 
 #include "fusefs/fuse/inode_table.h"
 #include "fusefs/fuse/kernel_cache.h"
+#include "fusefs/fuse/kernel_init.h"
 #include "fusefs/fuse/listings.h"
 #include "fusefs/model/tree.h"
 
@@ -90,6 +98,11 @@ struct AdapterOptions {
   // Lists folders through OPENDIR even where the kernel can do without (the
   // path older kernels take; tests/mount/adapter_mount_test.py runs both).
   bool list_with_opendir = false;
+  // The first open of each snapshot of a file reads past the page cache
+  // where the kernel allows mapping such opens (kernel_cache.h, Streaming;
+  // kernel_init.h). false: every open of a file's snapshot reads through
+  // the page cache, as with kernels before 6.6.
+  bool stream_first_reads = true;
 };
 
 struct MountConfig {
@@ -162,6 +175,8 @@ class FuseAdapter {
   AdapterOptions options_;
   InodeTable inodes_;
   KernelCache kernel_cache_;
+  // The INIT flags libfuse cannot ask for, added on the device's I/O.
+  KernelInit kernel_init_{kInitDirectIoAllowMmap};
   // Set at init when the kernel lists folders without OPENDIR (listings.h).
   bool no_opendir_ = false;
   Listings listings_;

@@ -5,20 +5,32 @@
 // open, how the kernel may cache, so that no reader ever gets a size or a
 // page of another snapshot:
 //
-// - The first open of an inode (no other cached open) makes its snapshot the
-//   inode's: cached reads (page cache, mmap), the pages kept only if they
-//   are of the same snapshot (keep_cache), and the kernel always told to
-//   drop its size (the open would otherwise read up to an old size for as
-//   long as the attribute timeout). Always, because which size the kernel
-//   holds cannot be known here: it drops an attribute reply that raced
-//   another one for the same inode (its attr_version check), and keeps the
-//   size of whichever reply won.
+// - The first open of an inode (no other open holding its pages) makes its
+//   snapshot the inode's: reads through the page cache (and mappings) see
+//   it, the pages kept only if they are of the same snapshot (keep_cache),
+//   and the kernel always told to drop its size (the open would otherwise
+//   read up to an old size for as long as the attribute timeout). Always,
+//   because which size the kernel holds cannot be known here: it drops an
+//   attribute reply that raced another one for the same inode (its
+//   attr_version check), and keeps the size of whichever reply won.
 // - Later opens of the same snapshot share the page cache.
 // - An open of another snapshot while the inode's is open reads with
 //   direct_io: straight from its own snapshot, never through the pages.
-// - While cached opens are held, attribute replies give the inode's
-//   snapshot's size (ReportSize), so that its readers are never cut short.
-//   A later snapshot shows up in stat once they are closed.
+//   Its page fills are refused (OpenMode::pages false): a mapping of it
+//   would otherwise fill the inode's page cache, which the other opens
+//   read, with its own snapshot.
+// - While opens holding the pages are open, attribute replies give the
+//   inode's snapshot's size (ReportSize), so that its readers are never
+//   cut short. A later snapshot shows up in stat once they are closed.
+// - Streaming (set_stream_first, when the kernel lets direct_io files be
+//   mapped: FUSE_DIRECT_IO_ALLOW_MMAP, kernel_init.h): the first open of a
+//   snapshot reads with direct_io too, still holding the pages. A read then
+//   goes from the daemon straight into the reader's buffer: one copy by the
+//   kernel instead of two (into the page cache, then out of it) and no
+//   page cache for a file read once (BENCHMARKS.md, session 19). A mapping
+//   of it fills the page cache as usual, and the next open of the same
+//   snapshot reads through the page cache, which then keeps the file for
+//   the opens after it.
 //
 // Thread-safe.
 #pragma once
@@ -32,15 +44,24 @@ namespace tiledbfs::fusefs {
 class KernelCache {
  public:
   struct OpenMode {
-    bool cached = true;            // false: direct_io
+    bool pages = true;             // of the inode's snapshot: may fill its page cache
+    bool direct_io = false;        // reads go past the page cache
     bool keep_cache = false;       // the kernel's pages are of this snapshot
     bool invalidate_size = false;  // the kernel must ask for the size again
   };
 
+  // Whether the first open of a snapshot streams (direct_io). Off until the
+  // kernel is known to allow mapping direct_io files.
+  void set_stream_first(bool on) {
+    std::lock_guard lock(mu_);
+    stream_first_ = on;
+  }
+
   // An open of `ino` on snapshot `snapshot` (0: unknown, never shared) of
-  // `size` bytes. A cached open must be matched by Release(ino, true).
+  // `size` bytes. An open holding the pages (OpenMode::pages) must be
+  // matched by Release(ino, true).
   OpenMode Open(uint64_t ino, uint64_t snapshot, uint64_t size);
-  void Release(uint64_t ino, bool cached);
+  void Release(uint64_t ino, bool pages);
 
   // The size to give the kernel for `ino`, whose current size is `current`.
   uint64_t ReportSize(uint64_t ino, uint64_t current);
@@ -54,10 +75,12 @@ class KernelCache {
   struct State {
     uint64_t snapshot = 0;  // of the pages; 0: unknown
     uint64_t size = 0;      // of `snapshot`
-    uint64_t cached_opens = 0;
+    uint64_t holders = 0;   // opens holding the pages
+    bool opened = false;    // `snapshot` was opened before (streaming: the next open caches)
   };
 
   mutable std::mutex mu_;
+  bool stream_first_ = false;
   std::unordered_map<uint64_t, State> states_;
 };
 

@@ -55,6 +55,10 @@ Result<bool> ApplyOwnOption(std::string_view item, CommandLine& cl) {
     ASSIGN_OR_RETURN(cl.cache_bytes, ParseSize(value));
     return true;
   }
+  if (name == "page_cache" && !has_value) {
+    cl.page_cache = true;
+    return true;
+  }
   if (name == "debug" && !has_value) {
     cl.debug = true;
     return true;

@@ -13,6 +13,9 @@
 //                         (read by ReadKeyFile, fusefs/model/key_file.h)
 //     -o cache_size=SIZE  decoded-tile cache: bytes, or with K/M/G/T (binary
 //                         multiples, optional B or iB, any case): 256M, 1G
+//     -o page_cache       every open reads through the kernel's page cache
+//                         (default: a file's first open streams past it
+//                         where the kernel allows: fuse_adapter.h)
 //     -o OPT[=V]          any other: passed to libfuse (allow_other, ...)
 //     -f                  stay in the foreground
 //     -d, -o debug        foreground, and libfuse prints every request
@@ -40,6 +43,7 @@ struct CommandLine {
   std::optional<int64_t> timestamp_ms;
   std::optional<std::string> key_file;
   std::optional<uint64_t> cache_bytes;
+  bool page_cache = false;  // -o page_cache
   bool foreground = false;
   bool debug = false;
   bool single_thread = false;

@@ -16,8 +16,11 @@ failing listing -> EIO, missing -> ENOENT) and their one log line; every
 mutating call -> EROFS, both from the kernel ('ro' mount) and from the
 adapter itself (a writable kernel mount); cp -r + diff -r; du; statfs;
 xattrs; unmount ends the daemon; foreground mode stops on SIGTERM and on
-unmount; single-threaded mode; folders listed through OPENDIR. Exits 77
-without /dev/fuse.
+unmount; single-threaded mode; folders listed through OPENDIR. First opens
+stream past the page cache and later ones keep it (fincore), a shared
+mapping of a first open works, a mapping of another snapshot's open gets
+SIGBUS; the same with every open through the page cache (--page-cache).
+Exits 77 without /dev/fuse.
 """
 import errno
 import hashlib
@@ -74,6 +77,63 @@ def mount_daemon(c, exe, mnt, *extra):
 def read(path):
     with open(path, "rb") as f:
         return f.read()
+
+
+def kernel_allows_mapping_direct_io():
+    """FUSE_DIRECT_IO_ALLOW_MMAP: Linux 6.6 and later."""
+    try:
+        major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (6, 6)
+
+
+def resident_pages(path):
+    """Pages of `path` in the page cache (fincore: its own open maps the
+    file and asks mincore, reading nothing)."""
+    p = ml.run(["fincore", "--noheadings", "--output", "PAGES", path])
+    return int(p.stdout.split()[0]) if p.returncode == 0 and p.stdout.split() else None
+
+
+def check_streaming(c, mnt, streaming):
+    """Run first, before anything opens big.bin or pieces.bin. `streaming`:
+    the mount streams first opens (kernel_cache.h) rather than reading every
+    open through the page cache (--page-cache, or a kernel before 6.6)."""
+    big, path = EXPECTED["big.bin"], os.path.join(mnt, "big.bin")
+    pages = (BIG + 4095) // 4096
+    c.eq(read(path), big, "first open of big.bin reads it whole")
+    first = resident_pages(path)
+    if streaming:
+        c.eq(first, 0, "a first open streams: nothing left in the page cache")
+    else:
+        c.eq(first, pages, "every open reads through the page cache (--page-cache)")
+    c.eq(read(path), big, "the next open reads it whole")
+    c.eq(resident_pages(path), pages, "the next open reads through the page cache and keeps it")
+    # A shared mapping of a first open (np.load(mmap_mode='r')): with
+    # streaming, the kernel allows it because the adapter asked at INIT.
+    pieces = EXPECTED["pieces.bin"]
+    with open(os.path.join(mnt, "pieces.bin"), "rb") as f:
+        with mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ) as m:
+            c.eq(hashlib.sha256(m).hexdigest(), hashlib.sha256(pieces).hexdigest(),
+                 "a shared mapping of a first open reads the file")
+    # A mapping of an open of another snapshot while one is open (counter.txt
+    # is a new snapshot at every open): its page fills are refused, so that
+    # the pages the first open reads never hold the second's bytes. The
+    # mapping's reader gets SIGBUS; the first open still reads its own.
+    live = os.path.join(mnt, "counter.txt")
+    fa = os.open(live, os.O_RDONLY)
+    try:
+        mine = os.pread(fa, 100, 0)
+        child = ("import mmap, os, sys\n"
+                 "b = os.open(sys.argv[1], os.O_RDONLY)\n"
+                 "m = mmap.mmap(b, 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)\n"
+                 "print(m[:4])\n")
+        p = ml.run([sys.executable, "-c", child, live])
+        c.ok(p.returncode == -signal.SIGBUS, "a mapping of another snapshot's open: SIGBUS",
+             f"exit {p.returncode}: {p.stderr.decode(errors='replace')[-300:]}")
+        c.eq(os.pread(fa, 100, 0), mine, "the first open still reads its own snapshot")
+    finally:
+        os.close(fa)
 
 
 def check_listing_and_stat(c, mnt):
@@ -219,6 +279,7 @@ def check_readdir_and_inodes(c, mnt):
     c.ok(a1 != b1 and a2 == a1 and b2 == b1,
          f"two snapshots of a live file open at once each read their own: {a1} {b1} {a2} {b2}")
     frozen = os.path.join(mnt, FROZEN, "counter.txt")
+    read(frozen)  # a first open may stream past the page cache
     c.eq(read(frozen), read(frozen), "an immutable file is kernel-cached (keep_cache)")
 
 
@@ -385,6 +446,10 @@ def main():
                 c.eq(entry[0], "fake-tree", "mount source (fsname)")
                 c.eq(entry[1], "fuse.tiledbfs", "mount type (subtype)")
                 c.ok("ro" in entry[2], "kernel mount is read-only", str(entry[2]))
+            streaming = kernel_allows_mapping_direct_io()
+            if not streaming:
+                c.note("kernel before 6.6: first opens read through the page cache")
+            check_streaming(c, mnt, streaming)
             check_listing_and_stat(c, mnt)
             check_reads(c, mnt)
             check_readdir_and_inodes(c, mnt)
@@ -415,6 +480,13 @@ def main():
                  "a failing listing -> EIO (--opendir)")
             ml.unmount(mnt4)
 
+        # Every open through the page cache (-o page_cache).
+        mnt5 = tmp.sub("pagecache")
+        if mount_daemon(c, exe, mnt5, "--page-cache"):
+            check_streaming(c, mnt5, False)
+            check_reads(c, mnt5)
+            ml.unmount(mnt5)
+
         # Single-threaded loop.
         mnt3 = tmp.sub("single")
         if mount_daemon(c, exe, mnt3, "-s"):
@@ -428,7 +500,8 @@ def main():
     finally:
         ml.cleanup_all()
         tmp.remove()
-    leftover = [m for m in (os.path.join(tmp.path, d) for d in ("mnt", "rw", "single", "fg"))
+    leftover = [m for m in (os.path.join(tmp.path, d)
+                          for d in ("mnt", "rw", "single", "fg", "pagecache"))
                 if os.path.ismount(m)]
     c.ok(not leftover, "no mounts left behind", str(leftover))
     return c.finish()

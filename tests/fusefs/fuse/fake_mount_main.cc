@@ -1,10 +1,12 @@
 // tiledbfs_fake_mount: mounts the FakeTree (fake_tree.h) through the real
 // FuseAdapter, for tests/mount/adapter_mount_test.py.
-//   tiledbfs_fake_mount [-f] [-s] [--writable-kernel-mount] [--opendir]
+//   tiledbfs_fake_mount [-f] [-s] [--writable-kernel-mount] [--opendir] [--page-cache]
 //                       [--big-bytes N] [--big-piece N] MOUNTPOINT
 // --writable-kernel-mount leaves the kernel mount read-write, so that
 // mutating requests reach the adapter and its own EROFS answers are tested.
 // --opendir lists folders through OPENDIR (AdapterOptions::list_with_opendir).
+// --page-cache reads every open through the page cache
+// (AdapterOptions::stream_first_reads off).
 // --big-bytes and --big-piece set the size of big.bin and the most bytes per
 // piece of it (FakeTreeOptions): scripts/bench.sh measures the adapter
 // serving a file from memory, without decoding anything.
@@ -22,7 +24,7 @@
 
 int main(int argc, char** argv) {
   namespace fs = tiledbfs::fusefs;
-  bool foreground = false, single = false, writable = false, opendir = false;
+  bool foreground = false, single = false, writable = false, opendir = false, page_cache = false;
   std::string mountpoint;
   fs::testing::FakeTreeOptions tree_options;
   bool usage = false;
@@ -41,6 +43,8 @@ int main(int argc, char** argv) {
       writable = true;
     } else if (a == "--opendir") {
       opendir = true;
+    } else if (a == "--page-cache") {
+      page_cache = true;
     } else if (mountpoint.empty() && a[0] != '-') {
       mountpoint = a;
     } else {
@@ -48,10 +52,11 @@ int main(int argc, char** argv) {
     }
   }
   if (usage || mountpoint.empty()) {
-    std::fprintf(stderr,
-                 "usage: %s [-f] [-s] [--writable-kernel-mount] [--opendir] [--big-bytes N] "
-                 "[--big-piece N] MOUNTPOINT\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s [-f] [-s] [--writable-kernel-mount] [--opendir] [--page-cache] [--big-bytes N] "
+        "[--big-piece N] MOUNTPOINT\n",
+        argv[0]);
     return 1;
   }
   char real[PATH_MAX];
@@ -63,6 +68,7 @@ int main(int argc, char** argv) {
   options.uid = ::getuid();
   options.gid = ::getgid();
   options.list_with_opendir = opendir;
+  options.stream_first_reads = !page_cache;
   fs::FuseAdapter adapter(std::make_unique<fs::testing::FakeTree>(tree_options), options);
   fs::MountConfig config;
   config.mountpoint = real;

@@ -209,6 +209,21 @@ TEST(ParseCommandLine, OwnAndFuseOptions) {
   EXPECT_EQ(cl->mountpoint, "mnt");
 }
 
+TEST(ParseCommandLine, PageCacheIsOursWithoutAValue) {
+  auto cl = Parse({"-o", "page_cache,allow_other", "arr", "mnt"});
+  ASSERT_TRUE(cl.ok()) << cl.error().ToString();
+  EXPECT_TRUE(cl->page_cache);
+  EXPECT_EQ(cl->fuse_options, (std::vector<std::string>{"allow_other"}));
+  cl = Parse({"arr", "mnt"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_FALSE(cl->page_cache);
+  // With a value it is not ours: libfuse gets it (and rejects it).
+  cl = Parse({"-o", "page_cache=1", "arr", "mnt"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_FALSE(cl->page_cache);
+  EXPECT_EQ(cl->fuse_options, (std::vector<std::string>{"page_cache=1"}));
+}
+
 TEST(ParseCommandLine, DebugImpliesForeground) {
   for (auto args : {std::vector<std::string>{"-d", "a", "m"},
                     std::vector<std::string>{"-o", "debug", "a", "m"}}) {
