@@ -19,7 +19,8 @@ xattrs; unmount ends the daemon; foreground mode stops on SIGTERM and on
 unmount; single-threaded mode; folders listed through OPENDIR. First opens
 stream past the page cache and later ones keep it (fincore), a shared
 mapping of a first open works, a mapping of another snapshot's open gets
-SIGBUS; the same with every open through the page cache (--page-cache).
+SIGBUS and a sendfile from it EIO (the first open keeps its bytes); the same with
+every open through the page cache (--page-cache).
 Exits 77 without /dev/fuse.
 """
 import errno
@@ -132,6 +133,18 @@ def check_streaming(c, mnt, streaming):
         c.ok(p.returncode == -signal.SIGBUS, "a mapping of another snapshot's open: SIGBUS",
              f"exit {p.returncode}: {p.stderr.decode(errors='replace')[-300:]}")
         c.eq(os.pread(fa, 100, 0), mine, "the first open still reads its own snapshot")
+        # sendfile (shutil.copyfile) reads through the page cache even from a
+        # direct_io open: refused too. It used to fill the pages with the
+        # second open's bytes, which the first open then read as its own.
+        fb = os.open(live, os.O_RDONLY)
+        try:
+            with open(os.devnull, "wb") as sink:
+                c.eq(ml.errno_of(os.sendfile, sink.fileno(), fb, 0, 100), errno.EIO,
+                     "sendfile from another snapshot's open -> EIO")
+            c.ok(os.pread(fb, 100, 0) != mine, "that open reads its own snapshot directly")
+        finally:
+            os.close(fb)
+        c.eq(os.pread(fa, 100, 0), mine, "the first open reads its own snapshot after that sendfile")
     finally:
         os.close(fa)
 
