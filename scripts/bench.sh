@@ -149,18 +149,23 @@ cmds=(
   "$bin/tiledbfs-view $array attributes/a.bin"
   "zstd -q -d -c $work/a.zst"
 )
-# Cold: a fresh mount for every run (empty tile cache, nothing in the kernel's cache).
+# Cold: a fresh mount for every run (empty tile cache, nothing in the kernel's cache), by
+# default (the first open streams past the page cache, where the kernel allows it) and
+# with -o page_cache (every open through the page cache, as kernels before 6.6 read).
 hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$work/cold.json" \
   --prepare "bash -c 'fusermount3 -u $mnt 2>/dev/null; $bin/tiledbfs $array $mnt'" \
-  "${cmds[0]}" >/dev/null
+  --prepare "bash -c 'fusermount3 -u $mnt 2>/dev/null; $bin/tiledbfs -o page_cache $array $mnt'" \
+  -n stream "${cmds[0]}" -n page_cache "${cmds[0]}" >/dev/null
 fusermount3 -u "$mnt" 2>/dev/null || true
 # Warm: one mount for all runs. The root's a.bin reads the same snapshot at every open, so
-# the kernel keeps its pages (keep_cache): these runs mostly do not reach the daemon.
+# the kernel keeps its pages (keep_cache) from the second open on: these runs mostly do not
+# reach the daemon.
 mount_fg "$array"
-hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$work/seq.json" \
+hyperfine -N --style none --warmup 2 --runs "$runs" --export-json "$work/seq.json" \
   "${cmds[@]}" >/dev/null
 unmount "$mnt"
 read -r cold cold_sd < <(hf_mean "$work/cold.json" 0)
+read -r cold_pc cold_pc_sd < <(hf_mean "$work/cold.json" 1)
 read -r warm warm_sd < <(hf_mean "$work/seq.json" 0)
 read -r view view_sd < <(hf_mean "$work/seq.json" 1)
 read -r zst zst_sd < <(hf_mean "$work/seq.json" 2)
@@ -175,6 +180,8 @@ mbs() { python3 -c "import sys; print(f'{$bytes/float(sys.argv[1])/1048576:.0f}'
 echo "(1) cat attributes/a.bin > /dev/null ($mib MiB)              time ms   MiB/s   ratio"
 printf '    mount, fresh mount per run (cold)          %8s %7s   %s x in-process (target <= 1.25)\n' \
   "$(ms "$cold")" "$(mbs "$cold")" "$(ratio "$cold" "$view")"
+printf '    the same with -o page_cache                %8s %7s   %s x in-process\n' \
+  "$(ms "$cold_pc")" "$(mbs "$cold_pc")" "$(ratio "$cold_pc" "$view")"
 printf '    mount, same mount (kernel page cache kept) %8s %7s   %s x in-process\n' \
   "$(ms "$warm")" "$(mbs "$warm")" "$(ratio "$warm" "$view")"
 printf '    in-process: tiledbfs-view (no FUSE)        %8s %7s   %s x zstd -d (target <= 1.5)\n' \
@@ -188,12 +195,15 @@ if [ -n "$ref" ]; then
 else
   echo "    TileDB 2.30: ../shared/oracle not present, not measured"
 fi
-echo "    (stddev ms: cold $(ms "$cold_sd"), warm $(ms "$warm_sd"), view $(ms "$view_sd"), zstd $(ms "$zst_sd"))"
+echo "    (stddev ms: cold $(ms "$cold_sd"), page_cache $(ms "$cold_pc_sd"), warm $(ms "$warm_sd")," \
+  "view $(ms "$view_sd"), zstd $(ms "$zst_sd"))"
 
 # What FUSE itself costs on this machine for the same bytes, and the bound it puts on
 # target 1: the mount's CPU is at least the in-process decode's plus FUSE's, on nproc
-# cores. Each run drops the file's pages first (fadvise DONTNEED) so that cat reaches
-# the daemon. Daemon CPU: utime + stime over the runs (warm-up included).
+# cores. Two paths: through the page cache (cat, the file's pages dropped before each run,
+# fadvise DONTNEED, so that cat reaches the daemon) and direct (dd iflag=direct bs=1M: the
+# path of a streamed first open, every 1 MiB request straight into the reader's buffer).
+# Daemon CPU: utime + stime over the runs (warm-up included).
 #  - served: a mount with every tile of a.bin decoded in its cache (cache_size above the
 #    file, one read before): finding the tiles, their pieces, the kernel's copies.
 #  - floor: tiledbfs_fake_mount's big.bin of the same size, one piece per 1 MiB request
@@ -201,14 +211,20 @@ echo "    (stddev ms: cold $(ms "$cold_sd"), warm $(ms "$warm_sd"), view $(ms "$
 drop="python3 -c \"import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)\""
 cpu_of() { awk '{print ($14 + $15) / 100}' "/proc/$1/stat"; }
 sys_of() { awk '{print $15 / 100}' "/proc/$1/stat"; }
-# FILE JSON: hyperfine of cat FILE; prints "wall cpu kernel" per run (cpu: daemon + cat;
-# kernel: the daemon's system time + cat's CPU, the part that only FUSE costs).
+# FILE JSON PATH: hyperfine of reading FILE (PATH: cached or direct); prints "wall cpu
+# kernel" per run (cpu: daemon + reader; kernel: the daemon's system time + the reader's
+# CPU, the part that only FUSE costs).
 fuse_cost() {
   local c0 c1 k0 k1
   c0=$(cpu_of "$daemon_pid")
   k0=$(sys_of "$daemon_pid")
-  hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$2" \
-    --prepare "bash -c '$drop $1'" "cat $1" >/dev/null
+  if [ "$3" = direct ]; then
+    hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$2" \
+      "dd if=$1 of=/dev/null bs=1M iflag=direct status=none" >/dev/null
+  else
+    hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$2" \
+      --prepare "bash -c '$drop $1'" "cat $1" >/dev/null
+  fi
   c1=$(cpu_of "$daemon_pid")
   k1=$(sys_of "$daemon_pid")
   python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0];
@@ -224,7 +240,8 @@ bound() {  # CPU -> the bound in seconds: in-process CPU + CPU, spread over ever
 }
 mount_fg "$array" -o cache_size=$((bytes * 2 / 1048576 + 64))M
 cat "$mnt/attributes/a.bin" >/dev/null
-read -r served served_cpu served_kernel < <(fuse_cost "$mnt/attributes/a.bin" "$work/served.json")
+read -r served served_cpu served_kernel < <(fuse_cost "$mnt/attributes/a.bin" "$work/served.json" cached)
+read -r dserved dserved_cpu dserved_kernel < <(fuse_cost "$mnt/attributes/a.bin" "$work/dserved.json" direct)
 unmount "$mnt"
 fake=$build/tests/tiledbfs_fake_mount
 floor=""
@@ -232,17 +249,24 @@ if [ -x "$fake" ]; then
   "$fake" -f --big-bytes "$bytes" --big-piece 1048576 "$mnt" 2>>"$work/daemon.log" &
   daemon_pid=$!
   for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
-  read -r floor floor_cpu _ < <(fuse_cost "$mnt/big.bin" "$work/floor.json")
+  read -r floor floor_cpu _ < <(fuse_cost "$mnt/big.bin" "$work/floor.json" cached)
+  read -r dfloor dfloor_cpu _ < <(fuse_cost "$mnt/big.bin" "$work/dfloor.json" direct)
   unmount "$mnt"
 fi
-echo "    what FUSE costs here (cat, file pages dropped before each run; CPU = daemon + cat):"
-printf '    mount, every tile already in its cache     %8s %7s   CPU %s ms; bound %s x in-process\n' \
-  "$(ms "$served")" "$(mbs "$served")" "$(ms "$served_cpu")" "$(ratio "$(bound "$served_cpu")" "$view")"
+echo "    what FUSE costs here (CPU = daemon + reader; cat through the page cache, dd direct):"
+cost_row() {  # LABEL TIME CPU
+  printf '    %-42s %8s %7s   CPU %s ms; bound %s x in-process\n' "$1" "$(ms "$2")" "$(mbs "$2")" \
+    "$(ms "$3")" "$(ratio "$(bound "$3")" "$view")"
+}
+cost_row "mount, every tile in its cache: cat" "$served" "$served_cpu"
 printf '      of which the kernel (daemon system + cat)               CPU %s ms; bound %s x in-process\n' \
   "$(ms "$served_kernel")" "$(ratio "$(bound "$served_kernel")" "$view")"
+cost_row "mount, every tile in its cache: direct" "$dserved" "$dserved_cpu"
+printf '      of which the kernel (daemon system + dd)                CPU %s ms; bound %s x in-process\n' \
+  "$(ms "$dserved_kernel")" "$(ratio "$(bound "$dserved_kernel")" "$view")"
 if [ -n "$floor" ]; then
-  printf '    FUSE floor: fake mount, bytes from memory  %8s %7s   CPU %s ms; bound %s x in-process\n' \
-    "$(ms "$floor")" "$(mbs "$floor")" "$(ms "$floor_cpu")" "$(ratio "$(bound "$floor_cpu")" "$view")"
+  cost_row "FUSE floor, bytes from memory: cat" "$floor" "$floor_cpu"
+  cost_row "FUSE floor, bytes from memory: direct" "$dfloor" "$dfloor_cpu"
 else
   echo "    FUSE floor: $fake not built, not measured"
 fi
