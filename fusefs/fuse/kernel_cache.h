@@ -16,9 +16,10 @@
 // - Later opens of the same snapshot share the page cache.
 // - An open of another snapshot while the inode's is open reads with
 //   direct_io: straight from its own snapshot, never through the pages.
-//   Its page fills are refused (OpenMode::pages false): a mapping of it
-//   would otherwise fill the inode's page cache, which the other opens
-//   read, with its own snapshot.
+//   Its page fills are refused (OpenMode::pages false): a mapping of it or
+//   a sendfile from it, which read through the page cache even then, would
+//   otherwise fill the inode's pages, which the other opens read, with its
+//   own snapshot.
 // - While opens holding the pages are open, attribute replies give the
 //   inode's snapshot's size (ReportSize), so that its readers are never
 //   cut short. A later snapshot shows up in stat once they are closed.
