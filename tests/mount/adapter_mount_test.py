@@ -17,12 +17,13 @@ mutating call -> EROFS, both from the kernel ('ro' mount) and from the
 adapter itself (a writable kernel mount); cp -r + diff -r; du; statfs;
 xattrs; unmount ends the daemon; foreground mode stops on SIGTERM and on
 unmount; single-threaded mode; folders listed through OPENDIR. First opens
-stream past the page cache and later ones keep it (fincore), a shared
+stream past the page cache and later ones keep it (mincore), a shared
 mapping of a first open works, a mapping of another snapshot's open gets
 SIGBUS and a sendfile from it EIO (the first open keeps its bytes); the same with
 every open through the page cache (--page-cache).
 Exits 77 without /dev/fuse.
 """
+import ctypes
 import errno
 import hashlib
 import mmap
@@ -90,10 +91,30 @@ def kernel_allows_mapping_direct_io():
 
 
 def resident_pages(path):
-    """Pages of `path` in the page cache (fincore: its own open maps the
-    file and asks mincore, reading nothing)."""
-    p = ml.run(["fincore", "--noheadings", "--output", "PAGES", path])
-    return int(p.stdout.split()[0]) if p.returncode == 0 and p.stdout.split() else None
+    """Pages of `path` in the page cache, as fincore counts them: an open of
+    its own maps the file and asks mincore, reading nothing."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = os.stat(path).st_size
+    pages = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        if addr in (None, ctypes.c_void_p(-1).value):
+            return None
+        try:
+            vec = ctypes.create_string_buffer(pages)
+            if libc.mincore(addr, size, vec) != 0:
+                return None
+            return sum(b & 1 for b in vec.raw[:pages])
+        finally:
+            libc.munmap(addr, size)
+    finally:
+        os.close(fd)
 
 
 def check_streaming(c, mnt, streaming):
