@@ -536,8 +536,15 @@ Result<ByteVec> FragmentMetadata::ReadSection(uint64_t offset, std::string_view 
                      DecodeGenericTile(rest.subspan(0, total), meta, offset, key_, limits_));
     return std::move(tile.data);
   }
-  ASSIGN_OR_RETURN(GenericTile tile, ReadGenericTile(*storage_, meta, offset, key_, limits_));
-  return std::move(tile.data);
+  Result<GenericTile> tile = ReadGenericTile(*storage_, meta, offset, key_, limits_);
+  // The file gone under an open view (a vacuum removed the fragment before
+  // this section was loaded) is an I/O error of the read that needs it, not
+  // a name that does not exist.
+  if (!tile.ok() && tile.error().code() == ErrorCode::kNotFound) {
+    return Error::Io(tile.error().message());
+  }
+  if (!tile.ok()) return tile.error();
+  return std::move(tile->data);
 }
 
 void FragmentMetadata::Prefetch() const {

@@ -122,6 +122,12 @@ struct FuseOps {
     ReplyErr(req, err);
   }
 
+  // A read of an open file that finds something it needs gone (a vacuum
+  // under the view) fails with EIO: ENOENT is no answer to a read.
+  static Error ReadFailure(const Error& e) {
+    return e.code() == ErrorCode::kNotFound ? Error::Io(e.message()) : e;
+  }
+
   static double Timeout(const FuseAdapter& self, bool immutable) {
     return immutable ? self.options_.immutable_timeout_s : self.options_.live_timeout_s;
   }
@@ -405,7 +411,7 @@ struct FuseOps {
       }
       // Never reply with the lock held: once the reply is out the kernel may
       // release the file, and the handle (with its lock) is freed.
-      if (failed) return ReplyError(req, "read", h->path, *failed);
+      if (failed) return ReplyError(req, "read", h->path, ReadFailure(*failed));
       fuse_reply_buf(req, reinterpret_cast<const char*>(buf), got);
     });
   }
@@ -436,7 +442,7 @@ struct FuseOps {
       got = h->file->ReadPieces(static_cast<uint64_t>(off), size, &pieces);
     }
     // Never reply with the lock held (Read says why).
-    if (!got.ok()) return ReplyError(req, "read", h->path, got.error());
+    if (!got.ok()) return ReplyError(req, "read", h->path, ReadFailure(got.error()));
     if (pieces.bytes != *got || *got > size) {
       return ReplyError(
           req, "read", h->path,

@@ -534,5 +534,23 @@ TEST_F(PartialReadTest, TileFilesGoneUnderAViewAreAnIoError) {
   }
 }
 
+// The fragments' metadata files gone too, before the view loaded the
+// sections a read needs (tile offsets): an I/O error as well, never "not
+// found" (which a mount would answer a read with as ENOENT).
+TEST_F(PartialReadTest, FragmentMetadataGoneUnderAViewIsAnIoError) {
+  std::shared_ptr<TileCache> cache;
+  auto view = View(64 << 20, &cache);
+  ASSERT_TRUE(view->CellCount().ok());
+  for (const auto& e : fs::recursive_directory_iterator(root_ / "__fragments")) {
+    if (e.is_regular_file()) fs::remove(e.path());
+  }
+  ReadState state;
+  auto r = view->ReadFieldRange("f", 5000, 100, &state);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::kIo) << r.error().ToString();
+  EXPECT_NE(r.error().message().find("__fragment_metadata.tdb"), std::string::npos)
+      << r.error().ToString();
+}
+
 }  // namespace
 }  // namespace tiledbfs::core
