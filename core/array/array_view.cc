@@ -167,7 +167,8 @@ size_t ArrayView::DropTile(const CellIndex& index, size_t t,
   const FragmentMetadata& frag = *in.fragments[st.fragment];
   size_t dropped = 0;
   for (const std::string& name : names) {
-    const int a = frag.schema().AttributeIndex(name);
+    const int va = schema_->AttributeIndex(name);
+    const int a = va < 0 ? -1 : FragmentAttribute(frag, schema_->attributes[va]);
     if (a < 0) continue;
     dropped += cache_->Drop(TileKey{&frag, frag.FieldIndex(FieldRef::Attribute(a)), st.tile});
   }

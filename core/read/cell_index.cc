@@ -377,30 +377,57 @@ Status ReadTileStamps(const ViewInputs& in, const FragmentMetadata& frag, uint64
   return Ok();
 }
 
-// Appends `base | p` for every cell p of a tile that the view shows at
-// in.timestamp: written by then (`stamps`, when filtering) and not deleted
-// by then (`deleted`, when not empty).
-void AppendVisibleCells(const ViewInputs& in, const DecodedTile* stamps, const DecodedTile& deleted,
-                        uint64_t base, uint64_t cell_num, std::vector<uint64_t>& cells) {
-  if (stamps == nullptr && deleted.fixed.empty()) {
+// Appends `base | p` for every cell p of a tile written by the view's
+// instant (`stamps`, when filtering; null: every cell). Cells deleted by
+// then stay: DropDeletedCells takes them out after the dedup.
+void AppendVisibleCells(const ViewInputs& in, const DecodedTile* stamps, uint64_t base,
+                        uint64_t cell_num, std::vector<uint64_t>& cells) {
+  if (stamps == nullptr) {
     for (uint64_t p = 0; p < cell_num; ++p) cells.push_back(base | p);
     return;
   }
   for (uint64_t p = 0; p < cell_num; ++p) {
-    if (stamps != nullptr) {
-      uint64_t stamp;
-      std::memcpy(&stamp, stamps->fixed.data() + p * 8, 8);
-      if (stamp > in.timestamp) continue;
-    }
-    if (!deleted.fixed.empty()) {
-      uint64_t deleted_at;
-      std::memcpy(&deleted_at, deleted.fixed.data() + p * 8, 8);
-      bool visible =
-          in.timestamp == UINT64_MAX ? deleted_at >= in.timestamp : deleted_at > in.timestamp;
-      if (!visible) continue;
-    }
-    cells.push_back(base | p);
+    uint64_t stamp;
+    std::memcpy(&stamp, stamps->fixed.data() + p * 8, 8);
+    if (stamp <= in.timestamp) cells.push_back(base | p);
   }
+}
+
+// Where tile gt of the order (of a fragment with footer `ft`) keeps its
+// delete timestamps: a slot of `deleted`, sized for every tile of the
+// order at the first fragment that has them; null when the view does not
+// read them (ReadTileStamps then leaves them).
+DecodedTile* DeletedSlot(const ViewInputs& in, const FragmentFooter& ft,
+                         std::vector<DecodedTile>& deleted, size_t gt, size_t tiles) {
+  if (!ft.has_delete_meta || !in.filter_timestamps) return nullptr;
+  if (deleted.empty()) deleted.resize(tiles);
+  return &deleted[gt];
+}
+
+// Takes out of `cells` (sorted and deduplicated; the ordinal of each in
+// `ordinal(cell)`) those that a fragment's delete timestamps (`deleted`,
+// per tile of the order; empty for tiles without) say were deleted by the
+// view's instant. After the dedup, as TileDB applies them: the newest
+// version of a cell, deleted, still hides the older versions it replaced
+// (which a delete condition matching only the newest leaves as they are).
+template <typename Ordinal>
+void DropDeletedCells(const ViewInputs& in, const std::vector<DecodedTile>& deleted, int pos_bits,
+                      Ordinal ordinal, std::vector<uint64_t>& cells) {
+  const uint64_t pos_mask = (uint64_t{1} << pos_bits) - 1;
+  size_t w = 0;
+  for (size_t r = 0; r < cells.size(); ++r) {
+    const uint64_t ord = ordinal(cells[r]);
+    const DecodedTile& del = deleted[ord >> pos_bits];
+    if (!del.fixed.empty()) {
+      uint64_t deleted_at;
+      std::memcpy(&deleted_at, del.fixed.data() + (ord & pos_mask) * 8, 8);
+      const bool shown =
+          in.timestamp == UINT64_MAX ? deleted_at == UINT64_MAX : deleted_at > in.timestamp;
+      if (!shown) continue;
+    }
+    cells[w++] = cells[r];
+  }
+  cells.resize(w);
 }
 
 class EntryCellValues : public CellValues {
@@ -472,6 +499,8 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
         fmt::format("sparse view of {} tiles of up to {} cells", order.tiles.size(), max_cells));
   }
   std::vector<uint64_t> cells;
+  // Per tile of the order once a fragment has delete timestamps, else empty.
+  std::vector<DecodedTile> deleted;
   size_t gt = 0;  // index into order.tiles
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
     const FragmentMetadata& frag = *in.fragments[fi];
@@ -490,16 +519,20 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
       }
       OrderTile& ot = order.tiles[gt];
       for (const auto& dt : coords[fi][t]) ot.dims.push_back(&dt);
-      DecodedTile del;
       DecodedTile* tile_stamps = ft.has_timestamps ? &stamps[fi][t] : nullptr;
-      TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps, &del));
+      TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps,
+                         DeletedSlot(in, ft, deleted, gt, order.tiles.size())));
       ot.stamps = tile_stamps;
       const uint64_t base = uint64_t{gt} << order.pos_bits;
       const bool filter = in.filter_timestamps && ft.has_timestamps;
-      AppendVisibleCells(in, filter ? tile_stamps : nullptr, del, base, cell_num, cells);
+      AppendVisibleCells(in, filter ? tile_stamps : nullptr, base, cell_num, cells);
     }
   }
   SortSparseCells(order, cells);
+  if (!deleted.empty()) {
+    DropDeletedCells(
+        in, deleted, order.pos_bits, [](uint64_t c) { return c; }, cells);
+  }
 
   const uint64_t pos_mask = (uint64_t{1} << order.pos_bits) - 1;
   auto entry_of = [&](uint64_t ord) {
@@ -668,6 +701,8 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
   std::vector<uint64_t> cells;
   cells.reserve(total_cells);
   std::vector<std::vector<DecodedTile>> stamps(in.fragments.size());
+  // Per tile of the order once a fragment has delete timestamps, else empty.
+  std::vector<DecodedTile> deleted;
   // Coordinate tiles are read a window at a time (at most 256 tiles or
   // about 32 MiB of coordinates), their small files together and decoded on
   // every core (ReadTiles): a view of many small fragments would otherwise
@@ -712,14 +747,14 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
         }
       }
       OrderTile& ot = order.tiles[gt];
-      DecodedTile del;
       DecodedTile* tile_stamps = ft.has_timestamps ? &stamps[fi][t] : nullptr;
-      TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps, &del));
+      TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps,
+                         DeletedSlot(in, ft, deleted, gt, order.tiles.size())));
       ot.stamps = tile_stamps;
       const uint64_t base = uint64_t{gt} << order.pos_bits;
       const bool filter = in.filter_timestamps && ft.has_timestamps;
       const size_t first = cells.size();
-      AppendVisibleCells(in, filter ? tile_stamps : nullptr, del, base, cell_num, cells);
+      AppendVisibleCells(in, filter ? tile_stamps : nullptr, base, cell_num, cells);
       // Keys, dimension by dimension; a coordinate outside the bounds
       // means the non-empty domain lied: take the generic path.
       uint64_t bad = 0;
@@ -754,6 +789,10 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
     }
   }
   SortPackedCells(order, k, cells);
+  if (!deleted.empty()) {
+    DropDeletedCells(
+        in, deleted, order.pos_bits, [&k](uint64_t c) { return k.OrdinalOf(c); }, cells);
+  }
   index.cell_count = cells.size();
   index.pos_bits = order.pos_bits;
   index.sparse_tiles.reserve(order.tiles.size());
@@ -1227,6 +1266,13 @@ constexpr uint64_t kHeldPartBytes = uint64_t{8} << 20;
 
 }  // namespace
 
+int FragmentAttribute(const FragmentMetadata& frag, const Attribute& attr) {
+  const ArraySchema& own = frag.schema();
+  const int a = own.AttributeIndex(attr.name);
+  if (a < 0 || own.attributes[a].var() != attr.var()) return -1;
+  return a;
+}
+
 Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
                                const std::string& name, uint64_t first, uint64_t count,
                                TileCache& cache, ReadState* state, uint8_t* into, Pieces* pieces) {
@@ -1263,7 +1309,7 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   const size_t nf = in.fragments.size();
   std::vector<int> field(nf, -1), footer_index(nf, -1);
   for (size_t f = 0; f < nf; ++f) {
-    field[f] = in.fragments[f]->schema().AttributeIndex(name);
+    field[f] = FragmentAttribute(*in.fragments[f], attr);
     if (field[f] >= 0) {
       footer_index[f] = in.fragments[f]->FieldIndex(FieldRef::Attribute(field[f]));
     }
@@ -1548,11 +1594,13 @@ std::vector<uint64_t> TileEnds(const ViewInputs& in, const CellIndex& index) {
 }
 
 uint64_t AttributeTileBytes(const ViewInputs& in, const CellIndex& index, const std::string& name) {
+  const int va = in.schema->AttributeIndex(name);
+  if (va < 0) return 0;
   uint64_t bytes = 0;
   for (const CellIndex::SparseTile& t : index.sparse_tiles) {
     if (t.fragment >= in.fragments.size()) continue;
     const FragmentMetadata& frag = *in.fragments[t.fragment];
-    const int a = frag.schema().AttributeIndex(name);
+    const int a = FragmentAttribute(frag, in.schema->attributes[va]);
     if (a < 0) continue;
     const uint64_t b = DecodedTileBytes(frag, FieldRef::Attribute(a), t.tile).value_or(UINT64_MAX);
     if (AddOverflow(bytes, b, &bytes)) return UINT64_MAX;

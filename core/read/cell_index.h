@@ -71,6 +71,14 @@ struct ViewInputs {
   bool encrypted = false;
 };
 
+// The index of the view's attribute `attr` in fragment `frag`'s own schema,
+// or -1 where the fragment holds none of its cells: it predates the
+// attribute, or it holds an attribute of that name that was var-sized where
+// `attr` is fixed-sized or the other way round (dropped and added again by
+// schema evolution). The view then shows the fill value there, as TileDB
+// does.
+int FragmentAttribute(const FragmentMetadata& frag, const Attribute& attr);
+
 // Dense views: which fragment, tile and position supply cell i of the
 // bounding box (row-major), computed from the fragments' non-empty domains
 // and tile grids, so a dense view holds no per-cell state.
@@ -219,8 +227,8 @@ std::vector<uint64_t> TileEnds(const ViewInputs& in, const CellIndex& index);
 uint64_t AttributeTileBytes(const ViewInputs& in, const CellIndex& index, const std::string& name);
 
 // Gathers cells [first, first + count) of the attribute `name` (of the view
-// schema). Fragments whose schema lacks the attribute contribute fill
-// values. Decoded tiles go through `cache`, so a range read decodes only
+// schema). Fragments without the attribute (FragmentAttribute) contribute
+// fill values. Decoded tiles go through `cache`, so a range read decodes only
 // the tiles covering it and consecutive reads reuse them; with a `state`,
 // through the reader's held tiles too (tile_cache.h ReadState), which the
 // gather replaces with the tiles it used. With `into`, the values of a
