@@ -1,6 +1,7 @@
-// Every view of every array of the fixture corpus, read through the core
+// Every view of every array of the fixture corpora, read through the core
 // (Array -> ArrayView -> ReadField), compared byte for byte with TileDB's own
-// read of it (tests/data/corpus/expected/<name>/views/<T>/).
+// read of it (tests/data/<corpus>/expected/<name>/views/<T>/): the public
+// corpus and the oracle corpus (tests/data/oracle_corpus/README.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,14 +19,16 @@ namespace {
 
 namespace fs = std::filesystem;
 const fs::path kCorpus = fs::path(TILEDBFS_TEST_DATA) / "corpus";
+const fs::path kOracleCorpus = fs::path(TILEDBFS_TEST_DATA) / "oracle_corpus";
 
 std::string ReadText(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-std::optional<EncryptionKey> KeyFor(const std::string& name) {
-  fs::path key = kCorpus / "arrays" / (name + ".key");
+// The key of an encrypted array: <array>.key beside it (64 hex digits).
+std::optional<EncryptionKey> KeyFor(const fs::path& array_dir) {
+  fs::path key = array_dir.parent_path() / (array_dir.filename().string() + ".key");
   if (!fs::exists(key)) return std::nullopt;
   std::string hex = ReadText(key).substr(0, 64);
   EncryptionKey k;
@@ -47,7 +50,7 @@ std::string Joined(const Pieces& p) {
 void CheckArray(const fs::path& array_dir, const fs::path& exp, const std::string& name) {
   auto storage = LocalStorage::Open(array_dir.string());
   ASSERT_TRUE(storage.ok()) << storage.error().message();
-  auto array = Array::Open(*storage, KeyFor(name));
+  auto array = Array::Open(*storage, KeyFor(array_dir));
   ASSERT_TRUE(array.ok()) << name << ": " << array.error().ToString();
   for (const auto& vdir : fs::directory_iterator(exp / "views")) {
     std::string vname = vdir.path().filename();
@@ -93,24 +96,28 @@ void CheckArray(const fs::path& array_dir, const fs::path& exp, const std::strin
   }
 }
 
-class CorpusViewTest : public testing::TestWithParam<std::string> {};
+// (corpus folder, array name)
+class CorpusViewTest : public testing::TestWithParam<std::pair<fs::path, std::string>> {};
 
 TEST_P(CorpusViewTest, EveryViewMatchesTileDB) {
-  std::string name = GetParam();
-  CheckArray(kCorpus / "arrays" / name, kCorpus / "expected" / name, name);
+  const auto& [corpus, name] = GetParam();
+  CheckArray(corpus / "arrays" / name, corpus / "expected" / name, name);
 }
 
-std::vector<std::string> CorpusArrays() {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(kCorpus / "expected")) {
-    if (fs::exists(e.path() / "views")) out.push_back(e.path().filename());
+std::vector<std::pair<fs::path, std::string>> CorpusArrays(const fs::path& corpus) {
+  std::vector<std::pair<fs::path, std::string>> out;
+  for (const auto& e : fs::directory_iterator(corpus / "expected")) {
+    if (fs::exists(e.path() / "views")) out.emplace_back(corpus, e.path().filename());
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, CorpusViewTest, testing::ValuesIn(CorpusArrays()),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Corpus, CorpusViewTest, testing::ValuesIn(CorpusArrays(kCorpus)),
+                         [](const auto& info) { return info.param.second; });
+INSTANTIATE_TEST_SUITE_P(OracleCorpus, CorpusViewTest,
+                         testing::ValuesIn(CorpusArrays(kOracleCorpus)),
+                         [](const auto& info) { return info.param.second; });
 
 TEST(GroupMemberViewTest, MembersReadLikeArrays) {
   for (const char* m : {"dense_a", "sparse_b", "sub/c_arr"}) {
