@@ -5,9 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -23,6 +25,23 @@
 namespace tiledbfs::fusefs::testing {
 
 inline std::string CorpusExpected() { return std::string(TILEDBFS_TEST_DATA) + "/corpus/expected"; }
+// The expected/ folders of both fixture corpora: the public one and the
+// oracle corpus (tests/data/oracle_corpus/README.md).
+inline std::vector<std::string> AllCorpusExpected() {
+  return {CorpusExpected(), std::string(TILEDBFS_TEST_DATA) + "/oracle_corpus/expected"};
+}
+// Every view.json of both corpora (one per view, groups' members included),
+// sorted.
+inline std::vector<std::filesystem::path> ExpectedViews() {
+  std::vector<std::filesystem::path> out;
+  for (const std::string& dir : AllCorpusExpected()) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+      if (e.path().filename() == "view.json") out.push_back(e.path());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 inline std::string RenderTestData() {
   // tests/data/../fusefs/render/testdata: this folder's fixtures.
   return std::string(TILEDBFS_TEST_DATA) + "/../fusefs/render/testdata";
