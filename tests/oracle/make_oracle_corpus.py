@@ -17,7 +17,6 @@ import random
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import tiledb_capi as tdb
 
@@ -755,23 +754,8 @@ def main():
     unknown = [n for n in names if n not in RECIPES]
     if unknown:
         sys.exit(f"unknown recipe(s): {' '.join(unknown)}; known: {' '.join(RECIPES)}")
-    libdir = os.environ.get("TILEDBFS_ORACLE_LIBDIR")
-    if libdir is None:
-        # The oracle's lib/ may hold a symlink copied as a text file naming
-        # its target (scripts/lib.sh tiledbfs_oracle_libs): a folder of real
-        # links. libtiledb finds its libblosc2 through the loader's path,
-        # read once at start: run again with it set.
-        libdir = tempfile.mkdtemp(prefix="oracle-lib.")
-        for n in os.listdir(os.path.join(oracle, "lib")):
-            src = os.path.join(oracle, "lib", n)
-            if os.path.getsize(src) < 256:
-                with open(src) as f:
-                    src = os.path.join(oracle, "lib", f.read().strip())
-            os.symlink(src, os.path.join(libdir, n))
-        env = dict(os.environ, LD_LIBRARY_PATH=libdir, TILEDBFS_ORACLE_LIBDIR=libdir)
-        os.execve(sys.executable, [sys.executable] + sys.argv, env)
+    tdb.load_oracle(oracle)
     refdump = os.path.join(oracle, "bin", "refdump")
-    tdb.load(libdir)
     ctx = tdb.Ctx()
     failed = 0
     for name in names:
@@ -799,7 +783,6 @@ def main():
             failed += 1
         else:
             print(f"{name}: written and dumped")
-    shutil.rmtree(libdir, ignore_errors=True)
     if not failed and names == list(RECIPES):
         write_readme(os.path.join(out, "README.md"))
     sys.exit(1 if failed else 0)

@@ -4,7 +4,11 @@ TileDB itself: schemas, writes, deletes, schema evolution, metadata,
 consolidation and vacuum. Workshop only: nothing in the project loads it."""
 import ctypes as C
 import os
+import shutil
 import struct
+import subprocess
+import sys
+import tempfile
 
 LIB = None
 
@@ -30,8 +34,27 @@ VAR = 0xFFFFFFFF
 READ, WRITE, DELETE = 0, 1, 2
 
 
-def load(libdir):
+def load_oracle(oracle):
+    """Loads ORACLE/lib/libtiledb.so.2.30. It finds its libblosc2 through the
+    loader's path, which is read once at start, and the oracle's lib/ may
+    hold a symlink copied as a text file naming its target (scripts/lib.sh
+    tiledbfs_oracle_libs): so the first call makes a folder of real links
+    and runs the script again with LD_LIBRARY_PATH set to it (removed at
+    exit)."""
     global LIB
+    libdir = os.environ.get("TILEDBFS_ORACLE_LIBDIR")
+    if libdir is None:
+        libdir = tempfile.mkdtemp(prefix="oracle-lib.")
+        for n in os.listdir(os.path.join(oracle, "lib")):
+            src = os.path.join(oracle, "lib", n)
+            if os.path.getsize(src) < 256:
+                with open(src) as f:
+                    src = os.path.join(oracle, "lib", f.read().strip())
+            os.symlink(src, os.path.join(libdir, n))
+        env = dict(os.environ, LD_LIBRARY_PATH=libdir, TILEDBFS_ORACLE_LIBDIR=libdir)
+        rc = subprocess.run([sys.executable] + sys.argv, env=env).returncode
+        shutil.rmtree(libdir, ignore_errors=True)
+        sys.exit(rc)
     LIB = C.CDLL(os.path.join(libdir, "libtiledb.so.2.30"))
     return LIB
 
