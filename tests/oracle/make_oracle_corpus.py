@@ -714,6 +714,48 @@ def hilbert_many_tiles(ctx, uri, rng):
     return s
 
 
+@recipe
+def numeric_enumerations(ctx, uri, rng):
+    """Sparse; attributes with enumerations of FLOAT64 values (ordered), of
+    INT16 values, and of UTF-8 labels on a nullable UINT8; an index with no
+    label in one cell."""
+    s = {"type": "sparse", "capacity": 4,
+         "dims": [{"name": "k", "type": "INT32", "domain": [0, 99], "extent": 10}],
+         "enumerations": [
+             {"name": "scale", "type": "FLOAT64", "values": [0.5, 1.0, 2.5, -0.0], "ordered": True},
+             {"name": "codes", "type": "INT16", "values": [-7, 300, 12]},
+             {"name": "names", "type": "STRING_UTF8", "var": True,
+              "values": ["zéro", "one,two", "", "\"q\""]}],
+         "attrs": [{"name": "s", "type": "UINT8", "enum": "scale"},
+                   {"name": "c", "type": "INT32", "enum": "codes"},
+                   {"name": "n", "type": "UINT8", "enum": "names", "nullable": True},
+                   {"name": "v", "type": "FLOAT32"}]}
+    tdb.create(ctx, uri, s)
+    ks = rng.sample(range(100), 20)
+    tdb.write(ctx, uri, s, t(1), {"k": ks, "s": [i % 4 for i in range(20)],
+                                  "c": [i % 3 for i in range(20)],
+                                  "n": ([i % 4 for i in range(20)],
+                                        [i % 5 != 0 for i in range(20)]),
+                                  "v": [i / 8 for i in range(20)]})
+    tdb.write(ctx, uri, s, t(2), {"k": ks[:2], "s": [3, 9], "c": [2, 1],
+                                  "n": ([1, 2], [True, True]), "v": [0.25, 1e30]})
+    return s
+
+
+@recipe
+def dimension_labels(ctx, uri, rng):
+    """Dense 1D with two dimension labels (increasing FLOAT64, decreasing
+    INT64): TileDB keeps them as arrays of their own under __labels/; the
+    array itself reads as any dense array."""
+    s = {"type": "dense",
+         "dims": [{"name": "x", "type": "UINT64", "domain": [0, 19], "extent": 5}],
+         "attrs": [{"name": "a", "type": "INT32"}],
+         "labels": [(0, "xf", "increasing", "FLOAT64"), (0, "xi", "decreasing", "INT64")]}
+    tdb.create(ctx, uri, s)
+    tdb.write(ctx, uri, s, t(1), {"a": [i * i for i in range(20)]}, subarray=[(0, 19)])
+    return s
+
+
 README = """# Oracle corpus
 
 Arrays written by TileDB 2.30.1 itself, of kinds the public corpus (`../corpus`) lacks, each

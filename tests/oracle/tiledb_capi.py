@@ -125,6 +125,27 @@ def filter_list(ctx, spec):
     return fl
 
 
+def enumeration(ctx, e):
+    """e: {"name", "type", "values", "ordered": bool, "var": bool}"""
+    en = C.c_void_p()
+    data = pack(e["type"], e["values"])
+    db = C.create_string_buffer(data, max(len(data), 1))
+    if e.get("var"):
+        offs, at = [], 0
+        for v in e["values"]:
+            offs.append(at)
+            at += len(v if isinstance(v, bytes) else v.encode())
+        ob = (C.c_uint64 * len(offs))(*offs)
+        ctx.call("tiledb_enumeration_alloc", e["name"].encode(), DT[e["type"]], C.c_uint32(VAR),
+                 C.c_int(e.get("ordered", False)), db, C.c_uint64(len(data)), ob,
+                 C.c_uint64(8 * len(offs)), C.byref(en))
+    else:
+        ctx.call("tiledb_enumeration_alloc", e["name"].encode(), DT[e["type"]],
+                 C.c_uint32(e.get("cvn", 1)), C.c_int(e.get("ordered", False)), db,
+                 C.c_uint64(len(data)), None, C.c_uint64(0), C.byref(en))
+    return en
+
+
 def attribute(ctx, a):
     at = C.c_void_p()
     ctx.call("tiledb_attribute_alloc", a["name"].encode(), DT[a["type"]], C.byref(at))
@@ -136,6 +157,8 @@ def attribute(ctx, a):
         ctx.call("tiledb_attribute_set_nullable", at, C.c_uint8(1))
     if "filters" in a:
         ctx.call("tiledb_attribute_set_filter_list", at, filter_list(ctx, a["filters"]))
+    if "enum" in a:
+        ctx.call("tiledb_attribute_set_enumeration_name", at, a["enum"].encode())
     if "fill" in a:
         b = pack(a["type"], a["fill"])
         if a.get("nullable"):
@@ -169,6 +192,8 @@ def create(ctx, uri, s):
     ctx.call("tiledb_array_schema_alloc_at_timestamp", 0 if s["type"] == "dense" else 1,
              C.c_uint64(s.get("created", 1700000000000)), C.byref(sch))
     ctx.call("tiledb_array_schema_set_domain", sch, dom)
+    for e in s.get("enumerations", []):
+        ctx.call("tiledb_array_schema_add_enumeration", sch, enumeration(ctx, e))
     for a in s["attrs"]:
         at = attribute(ctx, a)
         ctx.call("tiledb_array_schema_add_attribute", sch, at)
@@ -183,6 +208,9 @@ def create(ctx, uri, s):
                     ("validity_filters", "tiledb_array_schema_set_validity_filter_list")):
         if key in s:
             ctx.call(fn, sch, filter_list(ctx, s[key]))
+    for dim_index, name, order, t in s.get("labels", []):
+        ctx.call("tiledb_array_schema_add_dimension_label", sch, C.c_uint32(dim_index),
+                 name.encode(), {"increasing": 1, "decreasing": 2}[order], DT[t])
     ctx.call("tiledb_array_schema_check", sch)
     ctx.call("tiledb_array_create", uri.encode(), sch)
 

@@ -118,9 +118,27 @@ inline CorpusView LoadCorpusView(const std::string& dir) {
     en.type = *core::DatatypeFromName(e["type"].get<std::string>());
     en.cell_val_num = e["cell_val_num"];
     for (const auto& value : e["values"]) {
-      std::string s = value.get<std::string>();
-      en.offsets.push_back(en.data.size());
-      en.data.insert(en.data.end(), s.begin(), s.end());
+      if (value.is_string()) {
+        std::string s = value.get<std::string>();
+        en.offsets.push_back(en.data.size());
+        en.data.insert(en.data.end(), s.begin(), s.end());
+        continue;
+      }
+      // A number of a fixed-size enumeration, stored in its type.
+      const size_t at = en.data.size();
+      en.data.resize(at + core::DatatypeSize(en.type));
+      uint8_t* out = en.data.data() + at;
+      if (en.type == core::Datatype::kFloat64) {
+        const double d = value.get<double>();
+        std::memcpy(out, &d, 8);
+      } else if (en.type == core::Datatype::kFloat32) {
+        const float f = value.get<float>();
+        std::memcpy(out, &f, 4);
+      } else {
+        const int64_t i = value.is_number_unsigned() ? static_cast<int64_t>(value.get<uint64_t>())
+                                                     : value.get<int64_t>();
+        std::memcpy(out, &i, core::DatatypeSize(en.type));  // little-endian: the low bytes
+      }
     }
     enums[en.name] = en;
   }

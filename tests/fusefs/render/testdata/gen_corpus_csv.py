@@ -107,12 +107,23 @@ def load(view, only=None):
                 texts.append(None)
             elif e is not None:
                 idx = [int(v) for v in np.frombuffer(cells[i], dtype=INTS[t])]
-                texts.append(b" ".join(e["values"][v].encode() if 0 <= v < len(e["values"])
+                texts.append(b" ".join(label(e, v) if 0 <= v < len(e["values"])
                                        else str(v).encode() for v in idx))
             else:
                 texts.append(cell_bytes(t, not f["var"], cells[i]))
         cols.append((name, texts))
     return n, cols
+
+
+def label(e, v):
+    """Label v of enumeration e: its text, or a number written as a value of
+    the enumeration's type."""
+    value = e["values"][v]
+    if isinstance(value, str):
+        return value.encode()
+    t = e["type"]
+    raw = np.array([value], dtype=FLOATS[t] if t in FLOATS else INTS[t]).tobytes()
+    return cell_bytes(t, True, raw)
 
 
 def render(view, only):
