@@ -10,7 +10,9 @@ ctest):
 
     tests/oracle/differential.py ORACLE_DIR BUILD_BIN OUT FIRST_SEED END_SEED [--mount]
 
-Seed s makes OUT/arrays/dense_s and sparse_s (a .recipe file beside each
+TILEDBFS_DIFF_SCALE=K writes up to K times more cells (default 1: tiny
+arrays, many tiles only with small capacities). Seed s makes
+OUT/arrays/dense_s and sparse_s (a .recipe file beside each
 says what was done); each seed runs in its own process, because TileDB
 itself crashes on a few of them (reported, not counted). Exit status 0
 when every view matches."""
@@ -24,6 +26,8 @@ import tiledb_capi as tdb
 from make_oracle_corpus import t
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# TILEDBFS_DIFF_SCALE=K: up to K times more cells per write (more tiles).
+SCALE = int(os.environ.get("TILEDBFS_DIFF_SCALE", "1"))
 
 INT_TYPES = {"INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-2**15, 2**15 - 1),
              "UINT16": (0, 2**16 - 1), "INT32": (-2**31, 2**31 - 1), "INT64": (-2**40, 2**40),
@@ -84,9 +88,9 @@ def random_dense(ctx, uri, rng):
     dims = []
     for d in range(nd):
         lo = rng.randint(-20, 20) if not typ.startswith("UINT") else rng.randint(0, 20)
+        size = rng.randint(3, (14 if nd > 1 else 60) * (SCALE if nd < 3 else 1))
         if typ == "INT8":
-            lo = rng.randint(-20, 20)
-        size = rng.randint(3, 14 if nd > 1 else 60)
+            size = min(size, 100)
         ext = rng.randint(1, size)
         dims.append({"name": f"d{d}", "type": typ, "domain": [lo, lo + size - 1], "extent": ext})
     attrs = make_attrs(rng)
@@ -162,7 +166,7 @@ def random_sparse(ctx, uri, rng):
     ops = []
     deletes = 0
     for k in range(1, nw + 1):
-        n = rng.randint(1, 40)
+        n = rng.randint(1, 40 * SCALE)
         pts = [tuple(coord(d) for d in dims) for _ in range(n)]
         if not dups:
             pts = list(dict.fromkeys(pts))
