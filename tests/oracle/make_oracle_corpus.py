@@ -27,11 +27,21 @@ def t(n):
     return T0 + n * 1000
 
 
-def zstd(level=3, chunk=None):
-    s = {"filters": [("ZSTD", {"level": level})]}
+def fl(*names, chunk=None):
+    f = []
+    for n in names:
+        if isinstance(n, tuple):
+            f.append(n)
+        else:
+            f.append((n, None))
+    s = {"filters": f}
     if chunk:
         s["chunk"] = chunk
     return s
+
+
+def zstd(level=3, chunk=None):
+    return fl(("ZSTD", {"level": level}), chunk=chunk)
 
 
 def words(rng, n, alphabet="abcdefgh", maxlen=7):
@@ -496,19 +506,6 @@ def encrypted_consolidated(ctx, uri, rng):
     tdb.consolidate(ectx, uri, {"sm.encryption_type": "AES_256_GCM",
                                 "sm.encryption_key": key.decode()})
     tdb.put_metadata(ectx, uri, t(5), "k", "INT32", [1, 2])
-    return s
-
-
-def fl(*names, chunk=None):
-    f = []
-    for n in names:
-        if isinstance(n, tuple):
-            f.append(n)
-        else:
-            f.append((n, None))
-    s = {"filters": f}
-    if chunk:
-        s["chunk"] = chunk
     return s
 
 

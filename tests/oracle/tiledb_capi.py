@@ -98,6 +98,15 @@ def pack(t, values):
     return struct.pack("<%d%s" % (len(values), FMT[t]), *values)
 
 
+def var_offsets(values):
+    """The start of each var-sized value (str or bytes) in pack(values)."""
+    offs, at = [], 0
+    for v in values:
+        offs.append(at)
+        at += len(v if isinstance(v, bytes) else v.encode())
+    return offs
+
+
 def filter_list(ctx, spec):
     """spec: {"chunk": N, "filters": [("ZSTD", {"level": 3}), ...]}"""
     fl = C.c_void_p()
@@ -131,10 +140,7 @@ def enumeration(ctx, e):
     data = pack(e["type"], e["values"])
     db = C.create_string_buffer(data, max(len(data), 1))
     if e.get("var"):
-        offs, at = [], 0
-        for v in e["values"]:
-            offs.append(at)
-            at += len(v if isinstance(v, bytes) else v.encode())
+        offs = var_offsets(e["values"])
         ob = (C.c_uint64 * len(offs))(*offs)
         ctx.call("tiledb_enumeration_alloc", e["name"].encode(), DT[e["type"]], C.c_uint32(VAR),
                  C.c_int(e.get("ordered", False)), db, C.c_uint64(len(data)), ob,
@@ -255,10 +261,7 @@ def write(ctx, uri, schema, ts, fields, subarray=None, layout=None):
             vals, validity = vals
         var = f.get("var") or f["type"] == "STRING_ASCII" and f in schema["dims"]
         if var:
-            offs, at = [], 0
-            for v in vals:
-                offs.append(at)
-                at += len(v if isinstance(v, bytes) else v.encode())
+            offs = var_offsets(vals)
             data = pack(f["type"], vals)
             ob = (C.c_uint64 * max(len(offs), 1))(*offs)
             osz = C.c_uint64(8 * len(offs))
@@ -298,10 +301,7 @@ def member(ctx, attr, t, values, negate=False):
     c = C.c_void_p()
     data = pack(t, values)
     if t in ("STRING_ASCII", "STRING_UTF8"):
-        offs, at = [], 0
-        for v in values:
-            offs.append(at)
-            at += len(v.encode())
+        offs = var_offsets(values)
     else:
         size = struct.calcsize(FMT[t])
         offs = [i * size for i in range(len(values))]
