@@ -25,23 +25,55 @@ Result<const CellIndex*> ArrayView::Index() const {
   if (!index_) {
     Result<CellIndex> built = schema_->dense() ? BuildDenseIndex(in) : BuildSparseIndex(in);
     if (!built.ok()) return built.error();
+    // Sizes already given from the stored cells must hold (KeepsEveryStoredCell).
+    if (stored_ && stored_->cell_count != built->cell_count) {
+      return Error::Corrupt(fmt::format(
+          "the fragments hold {} cells but the view {}: a fragment holds duplicate coordinates",
+          stored_->cell_count, built->cell_count));
+    }
     index_ = std::move(built).value();
   }
   return &*index_;
 }
 
+bool ArrayView::KeepsEveryStoredCell() const {
+  const ViewInputs& in = Inputs();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!keeps_every_) keeps_every_ = core::KeepsEveryStoredCell(in);
+  return *keeps_every_;
+}
+
+bool ArrayView::IndexlessStored() const {
+  if (!KeepsEveryStoredCell()) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  return !index_;
+}
+
+Result<const CellIndex*> ArrayView::StoredTilesIndex() const {
+  if (!IndexlessStored()) return Index();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (index_) return &*index_;
+  if (!stored_) {
+    Result<CellIndex> built = BuildStoredIndex(Inputs());
+    if (!built.ok()) return built.error();
+    stored_ = std::move(built).value();
+  }
+  return &*stored_;
+}
+
 Result<uint64_t> ArrayView::CellCount() const {
-  ASSIGN_OR_RETURN(const CellIndex* index, Index());
+  ASSIGN_OR_RETURN(const CellIndex* index, StoredTilesIndex());
   return index->cell_count;
 }
 
 Result<std::vector<uint64_t>> ArrayView::Shape() const {
-  ASSIGN_OR_RETURN(const CellIndex* index, Index());
-  if (schema_->dense()) {
-    if (index->cell_count == 0) return std::vector<uint64_t>(schema_->dimensions.size(), 0);
-    return index->shape;
+  if (!schema_->dense()) {
+    ASSIGN_OR_RETURN(uint64_t cells, CellCount());
+    return std::vector<uint64_t>{cells};
   }
-  return std::vector<uint64_t>{index->cell_count};
+  ASSIGN_OR_RETURN(const CellIndex* index, Index());
+  if (index->cell_count == 0) return std::vector<uint64_t>(schema_->dimensions.size(), 0);
+  return index->shape;
 }
 
 Result<std::vector<Range>> ArrayView::NonEmptyDomain() const {
@@ -75,13 +107,16 @@ Result<std::optional<std::vector<uint64_t>>> ArrayView::CountDimensionValues(
   const int d = schema_->DimensionIndex(name);
   if (d < 0) return Error::NotFound(fmt::format("no dimension '{}'", name));
   if (schema_->dense()) return std::optional<std::vector<uint64_t>>();
+  if (IndexlessStored()) {
+    return CountStoredDimensionValues(Inputs(), static_cast<size_t>(d), bounds);
+  }
   ASSIGN_OR_RETURN(const CellIndex* index, Index());
   return core::CountDimensionValues(*index, static_cast<size_t>(d), bounds);
 }
 
 Result<std::optional<StoredOrder>> ArrayView::StoredChunks(uint64_t chunk_cells) const {
-  ASSIGN_OR_RETURN(const CellIndex* index, Index());
   if (schema_->dense()) return std::optional<StoredOrder>();
+  ASSIGN_OR_RETURN(const CellIndex* index, StoredTilesIndex());
   const ViewInputs& in = Inputs();
   std::vector<uint64_t> tile_cells;
   tile_cells.reserve(index->sparse_tiles.size());
@@ -144,7 +179,7 @@ size_t ArrayView::ReleaseTiles(const std::vector<std::string>& names, uint64_t f
 }
 
 bool ArrayView::OverBudget(const std::vector<std::string>& names) const {
-  auto index = Index();
+  auto index = StoredTilesIndex();
   if (!index.ok() || schema_->dense()) return false;
   std::lock_guard<std::mutex> lock(release_mu_);
   uint64_t bytes = 0;

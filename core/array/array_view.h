@@ -54,8 +54,12 @@ class ArrayView {
   }
   bool dense() const { return schema_->dense(); }
 
-  // Number of cells (builds the cell index on first use).
+  // Number of cells (builds the cell index on first use; a view that
+  // KeepsEveryStoredCell counts its stored cells instead, and its index,
+  // once built, holds as many or is kCorrupt).
   Result<uint64_t> CellCount() const;
+  // KeepsEveryStoredCell (cell_index.h) of this view, found once.
+  bool KeepsEveryStoredCell() const;
   // Dense: the bounding box's extents; sparse: {cell count}.
   Result<std::vector<uint64_t>> Shape() const;
   // Non-empty domain: per dimension [lo, hi] over the view's cells (empty
@@ -79,13 +83,18 @@ class ArrayView {
 
   // Sparse views whose integer coordinates pack: CountDimensionValues
   // (cell_index.h) of dimension `name` over the view's cells; nullopt for
-  // other views. kNotFound for a name that is not a dimension.
+  // other views. Before the index is built, a view that KeepsEveryStoredCell
+  // counts with no index (CountStoredDimensionValues), so that sizing a
+  // file needs no look at the other dimensions nor a sort. kNotFound for a
+  // name that is not a dimension.
   Result<std::optional<std::vector<uint64_t>>> CountDimensionValues(
       const std::string& name, std::span<const uint64_t> bounds) const;
 
   // Sparse views: the view's cells in storage order, `chunk_cells` at a
   // time (StoredOrder; it points into the view, which must outlive it);
-  // nullopt for a dense view.
+  // nullopt for a dense view. Before the index is built, a view that
+  // KeepsEveryStoredCell takes its tiles from the metadata alone
+  // (BuildStoredIndex): no coordinate is read.
   Result<std::optional<StoredOrder>> StoredChunks(uint64_t chunk_cells) const;
   // The attributes `names` of chunk k of `order` (from this view's
   // StoredChunks), their cells in storage order. kNotFound for a dimension
@@ -109,6 +118,12 @@ class ArrayView {
 
  private:
   Result<const CellIndex*> Index() const;
+  // The index if built; else, for a view that KeepsEveryStoredCell, the
+  // one in storage order alone (BuildStoredIndex, kept); else Index().
+  // Either serves StoredOrder and the tile lists of AttributeTileBytes.
+  Result<const CellIndex*> StoredTilesIndex() const;
+  // Whether the view KeepsEveryStoredCell and its index is not built yet.
+  bool IndexlessStored() const;
   // Whether the view's tiles of the attributes `names` take more than the
   // cache's budget (AttributeTileBytes, kept per name).
   bool OverBudget(const std::vector<std::string>& names) const;
@@ -128,6 +143,8 @@ class ArrayView {
   std::shared_ptr<TileCache> cache_;
   mutable std::mutex mu_;
   mutable std::optional<CellIndex> index_;
+  mutable std::optional<bool> keeps_every_;  // KeepsEveryStoredCell, found once (mu_)
+  mutable std::optional<CellIndex> stored_;  // BuildStoredIndex, kept once built (mu_)
   // ReleaseTiles and OverBudget (release_mu_): the index's tiles as (end,
   // tile) by end (TileEnds), made on first use; AttributeTileBytes by name.
   mutable std::mutex release_mu_;

@@ -1005,6 +1005,172 @@ std::optional<std::vector<uint64_t>> CountDimensionValues(const CellIndex& index
   return counts;
 }
 
+bool KeepsEveryStoredCell(const ViewInputs& in) {
+  const ArraySchema& schema = *in.schema;
+  if (schema.dense() || !in.deletes.empty()) return false;
+  const bool dedup = in.dedup && !schema.allows_dups;
+  const size_t dims = schema.dimensions.size();
+  // With dedup: each fragment's non-empty domain as OrderedValue bounds,
+  // lo then hi per dimension.
+  std::vector<std::vector<uint64_t>> boxes;
+  for (const auto& f : in.fragments) {
+    if (f->tile_num() == 0) continue;
+    const FragmentFooter& ft = f->footer();
+    if (ft.has_delete_meta) return false;
+    if (ft.has_timestamps && (dedup || (in.filter_timestamps && f->name().t2 > in.timestamp))) {
+      return false;
+    }
+    if (!dedup) continue;
+    if (ft.null_non_empty_domain || ft.non_empty_domain.size() != dims) return false;
+    std::vector<uint64_t> box(2 * dims);
+    for (size_t d = 0; d < dims; ++d) {
+      const Dimension& dim = schema.dimensions[d];
+      const Range& r = ft.non_empty_domain[d];
+      if (dim.var() || !Packable(dim.type) || r.lo.size() != DatatypeSize(dim.type) ||
+          r.hi.size() != r.lo.size()) {
+        return false;
+      }
+      box[2 * d] = OrderedValue(dim.type, r.lo.data());
+      box[2 * d + 1] = OrderedValue(dim.type, r.hi.data());
+    }
+    boxes.push_back(std::move(box));
+  }
+  if (boxes.size() < 2) return true;
+  // Pairwise disjoint: by the first dimension's low end, each box against
+  // those starting within it along that dimension.
+  std::sort(boxes.begin(), boxes.end());
+  uint64_t budget = 64 * uint64_t{boxes.size()};
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    for (size_t j = i + 1; j < boxes.size() && boxes[j][0] <= boxes[i][1]; ++j) {
+      if (budget-- == 0) return false;
+      bool overlap = true;
+      for (size_t d = 1; d < dims && overlap; ++d) {
+        overlap = boxes[j][2 * d] <= boxes[i][2 * d + 1] && boxes[i][2 * d] <= boxes[j][2 * d + 1];
+      }
+      if (overlap) return false;
+    }
+  }
+  return true;
+}
+
+Result<CellIndex> BuildStoredIndex(const ViewInputs& in) {
+  CellIndex index;
+  uint64_t max_cells = 0;
+  for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
+    const FragmentMetadata& frag = *in.fragments[fi];
+    if (frag.tile_num() > 0 && frag.schema().dimensions.size() != in.schema->dimensions.size()) {
+      return Error::Corrupt(fmt::format("{}: schema has {} dimensions, the array {}", frag.dir(),
+                                        frag.schema().dimensions.size(),
+                                        in.schema->dimensions.size()));
+    }
+    for (uint64_t t = 0; t < frag.tile_num(); ++t) {
+      const uint64_t n = frag.TileCellNum(t);
+      max_cells = std::max(max_cells, n);
+      if (AddOverflow(index.cell_count, n, &index.cell_count)) {
+        return Error::Corrupt("the fragments hold more than 2^64 cells");
+      }
+      index.sparse_tiles.push_back({static_cast<uint32_t>(fi), t});
+    }
+  }
+  index.pos_bits = BitsFor(max_cells);
+  if (index.pos_bits > 32 || BitsFor(index.sparse_tiles.size()) + index.pos_bits > 63) {
+    return Error::Unsupported(fmt::format("sparse view of {} tiles of up to {} cells",
+                                          index.sparse_tiles.size(), max_cells));
+  }
+  return index;
+}
+
+namespace {
+
+// Dimension d's bounds in the MBR of tile t (a fragment of one tile: its
+// non-empty domain, which holds every cell), or null where unknown.
+const Range* TileMbr(const FragmentMetadata& frag, uint64_t t, size_t d, size_t dims) {
+  const FragmentFooter& ft = frag.footer();
+  if (frag.tile_num() == 1 && !ft.null_non_empty_domain && ft.non_empty_domain.size() == dims) {
+    return &ft.non_empty_domain[d];
+  }
+  auto mbrs = frag.Mbrs();
+  if (!mbrs.ok() || t >= (*mbrs)->size() || (**mbrs)[t].size() != dims) return nullptr;
+  return &(**mbrs)[t][d];
+}
+
+}  // namespace
+
+Result<std::optional<std::vector<uint64_t>>> CountStoredDimensionValues(
+    const ViewInputs& in, size_t d, std::span<const uint64_t> bounds) {
+  const ArraySchema& schema = *in.schema;
+  const size_t dims = schema.dimensions.size();
+  if (d >= dims) return Error::InvalidArgument(fmt::format("dimension {} of {}", d, dims));
+  const Dimension& dim = schema.dimensions[d];
+  if (dim.var() || !Packable(dim.type)) return std::optional<std::vector<uint64_t>>();
+  const uint64_t size = DatatypeSize(dim.type);
+  const OrderedLoad load = OrderedLoadFor(dim.type);
+  auto interval = [&](uint64_t v) {
+    return static_cast<size_t>(std::upper_bound(bounds.begin(), bounds.end(), v) - bounds.begin());
+  };
+  std::vector<uint64_t> counts(bounds.size() + 1, 0);
+  // The tiles whose MBR does not settle it: their values are read.
+  std::vector<std::pair<uint32_t, uint64_t>> unsettled;
+  for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
+    const FragmentMetadata& frag = *in.fragments[fi];
+    if (frag.tile_num() > 0 && frag.schema().dimensions.size() != dims) {
+      return Error::Corrupt(fmt::format("{}: schema has {} dimensions, the array {}", frag.dir(),
+                                        frag.schema().dimensions.size(), dims));
+    }
+    for (uint64_t t = 0; t < frag.tile_num(); ++t) {
+      const Range* r = TileMbr(frag, t, d, dims);
+      if (r != nullptr && r->lo.size() == size && r->hi.size() == size) {
+        const size_t k = interval(OrderedValue(dim.type, r->lo.data()));
+        if (k == interval(OrderedValue(dim.type, r->hi.data()))) {
+          counts[k] += frag.TileCellNum(t);
+          continue;
+        }
+      }
+      unsettled.emplace_back(static_cast<uint32_t>(fi), t);
+    }
+  }
+  // A window of at most 256 tiles at a time, their files read together.
+  constexpr size_t kWindow = 256;
+  for (size_t from = 0; from < unsettled.size(); from += kWindow) {
+    const auto window =
+        std::span(unsettled).subspan(from, std::min(kWindow, unsettled.size() - from));
+    std::vector<TileRequest> requests;
+    for (const auto& [fi, t] : window) {
+      if (!ZippedCoords(*in.fragments[fi])) {
+        requests.push_back(
+            {in.fragments[fi].get(), FieldRef::Dimension(static_cast<uint32_t>(d)), t});
+      }
+    }
+    std::vector<Result<DecodedTile>> got = ReadTiles(requests, in.encrypted);
+    size_t r = 0;
+    for (const auto& [fi, t] : window) {
+      const FragmentMetadata& frag = *in.fragments[fi];
+      DecodedTile tile;
+      if (ZippedCoords(frag)) {
+        ASSIGN_OR_RETURN(std::vector<DecodedTile> all, ReadZippedCoordsTile(frag, t, in.encrypted));
+        if (all.size() != dims) {
+          return Error::Corrupt(fmt::format("{}: tile {} has coordinates of {} dimensions",
+                                            frag.dir(), t, all.size()));
+        }
+        tile = std::move(all[d]);
+      } else {
+        ASSIGN_OR_RETURN(tile, std::move(got[r++]));
+      }
+      const uint64_t cell_num = frag.TileCellNum(t);
+      if (tile.cell_num != cell_num || !tile.offsets.empty() || tile.cell_size != size ||
+          tile.fixed.size() != cell_num * size) {
+        return Error::Corrupt(
+            fmt::format("{}: tile {} of dimension '{}' has {} coordinates of {} "
+                        "bytes, expected {} of {}",
+                        frag.dir(), t, dim.name, tile.cell_num, tile.cell_size, cell_num, size));
+      }
+      for (uint64_t p = 0; p < cell_num; ++p)
+        ++counts[interval(load(tile.fixed.data() + p * size))];
+    }
+  }
+  return std::optional<std::vector<uint64_t>>(std::move(counts));
+}
+
 Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, size_t d,
                              uint64_t first, uint64_t count) {
   const Dimension& dim = schema.dimensions[d];

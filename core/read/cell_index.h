@@ -221,6 +221,36 @@ std::optional<std::vector<uint64_t>> CountDimensionValues(const CellIndex& index
 // below the packing's bounds). Empty without packing.
 std::vector<uint64_t> TileEnds(const ViewInputs& in, const CellIndex& index);
 
+// Whether a sparse view holds every stored cell of its fragments, each
+// once, as the fragments' metadata shows without a look at any cell: no
+// delete condition nor delete timestamps, every fragment's cells written
+// by the view's instant (per-cell timestamps up to the fragment's end, no
+// later than the view), and no duplicate dropped (duplicates allowed or not
+// deduplicated, or fragments without per-cell timestamps whose non-empty
+// domains are pairwise disjoint). A fragment is taken to hold distinct
+// coordinates, as TileDB's writer checks; a file sized on that ground
+// (CSV sizes, ArrayView::StoredChunks) and a fragment that breaks it fail
+// at the end of the read as kCorrupt, never with silently wrong bytes. False
+// where the check would take long (more than 64 comparisons per fragment).
+bool KeepsEveryStoredCell(const ViewInputs& in);
+
+// The index of a view that KeepsEveryStoredCell, in storage order only:
+// sparse_tiles holds every tile of every fragment (oldest first, each
+// fragment's tiles in order), cell_count their cells; it has no view order
+// (no ordinals, packing nor dimensions), so it serves StoredOrder alone.
+// kUnsupported where ordinals would not fit in 63 bits.
+Result<CellIndex> BuildStoredIndex(const ViewInputs& in);
+
+// CountDimensionValues over every stored cell of the view's fragments
+// (for a view that KeepsEveryStoredCell, its cells), with no index: a tile
+// whose MBR (a fragment of one tile: its non-empty domain) lies within one
+// interval counts all its cells there; the others' coordinates of dimension
+// d are read, their small files together (ReadTiles). nullopt for a
+// dimension that is not integer-like (Packable). Errors: those of reading
+// the tiles; kCorrupt for a tile of another cell count than the metadata's.
+Result<std::optional<std::vector<uint64_t>>> CountStoredDimensionValues(
+    const ViewInputs& in, size_t d, std::span<const uint64_t> bounds);
+
 // The bytes the tiles of a sparse index take decoded for attribute `name`
 // (of the view schema), summed over index.sparse_tiles (saturating; the
 // tiles of fragments without the attribute count nothing).
