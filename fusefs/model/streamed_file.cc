@@ -552,10 +552,12 @@ class CsvRenderer final : public CellRenderer {
     if (!order) return std::optional<uint64_t>();
     ASSIGN_OR_RETURN(uint64_t cells, view_->CellCount());
     // Integer dimensions are counted by value classes of one width each
-    // (CountDimensionValues: binary searches in the index), the others
-    // measured batch by batch.
-    uint64_t total = 0;
-    std::vector<size_t> dims, attrs;
+    // (CountDimensionValues: binary searches in the index, or tile MBRs
+    // and coordinate tiles where there is no index yet), beside the
+    // attributes' chunks in one pass; the other dimensions, and those the
+    // count declined, are measured batch by batch after it.
+    std::vector<size_t> counted, dims, attrs;
+    std::vector<std::optional<CsvWidthClasses>> widths(fields_.size());
     for (size_t k = 0; k < fields_.size(); ++k) {
       const int d = schema.DimensionIndex(fields_[k]);
       if (d < 0) {
@@ -563,47 +565,67 @@ class CsvRenderer final : public CellRenderer {
         continue;
       }
       const core::Dimension& dim = schema.dimensions[d];
-      std::optional<CsvWidthClasses> widths = CsvIntegerWidths(dim.type, dim.cell_val_num);
-      std::optional<std::vector<uint64_t>> counts;
-      if (widths) {
-        ASSIGN_OR_RETURN(counts, view_->CountDimensionValues(fields_[k], widths->bounds));
-      }
-      if (!counts) {
+      widths[k] = CsvIntegerWidths(dim.type, dim.cell_val_num);
+      (widths[k] ? counted : dims).push_back(k);
+    }
+    const size_t attr_chunks = attrs.empty() ? 0 : order->chunks();
+    std::vector<std::optional<std::vector<uint64_t>>> counts(fields_.size());
+    std::vector<uint64_t> sizes(attr_chunks, 0);
+    TRY(RunOnEveryCore(
+        counted.size() + attr_chunks, [&](size_t i, core::ReadState*) -> core::Status {
+          if (i < counted.size()) {
+            const size_t k = counted[i];
+            ASSIGN_OR_RETURN(counts[k], view_->CountDimensionValues(fields_[k], widths[k]->bounds));
+            return core::Ok();
+          }
+          std::vector<std::string> names;
+          for (size_t k : attrs) names.push_back(fields_[k]);
+          const size_t chunk = i - counted.size();
+          ASSIGN_OR_RETURN(std::vector<core::Column> cols,
+                           view_->ReadStoredChunk(*order, chunk, names));
+          ASSIGN_OR_RETURN(uint64_t size, MeasureColumns(cols, attrs));
+          sizes[chunk] = size;
+          return core::Ok();
+        }));
+    uint64_t total = 0;
+    for (uint64_t size : sizes) total += size;
+    for (size_t k : counted) {
+      if (!counts[k]) {
         dims.push_back(k);
         continue;
       }
       total += cells;  // the separators
-      for (size_t c = 0; c < counts->size(); ++c) total += (*counts)[c] * widths->widths[c];
+      for (size_t c = 0; c < counts[k]->size(); ++c)
+        total += (*counts[k])[c] * widths[k]->widths[c];
     }
     const uint64_t dim_batches =
         dims.empty() ? 0 : cells / batch_cells + (cells % batch_cells != 0 ? 1 : 0);
-    const size_t attr_chunks = attrs.empty() ? 0 : order->chunks();
-    std::vector<uint64_t> sizes(dim_batches + attr_chunks, 0);
-    TRY(RunOnEveryCore(sizes.size(), [&](size_t i, core::ReadState* state) -> core::Status {
+    std::vector<uint64_t> dim_sizes(dim_batches, 0);
+    TRY(RunOnEveryCore(dim_batches, [&](size_t i, core::ReadState* state) -> core::Status {
+      const uint64_t first = i * batch_cells, n = std::min(batch_cells, cells - first);
       std::vector<core::Column> cols;
-      const std::vector<size_t>& part = i < dim_batches ? dims : attrs;
-      if (i < dim_batches) {
-        const uint64_t first = i * batch_cells, n = std::min(batch_cells, cells - first);
-        for (size_t k : part) {
-          ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(fields_[k], first, n, state));
-          cols.push_back(std::move(c));
-        }
-      } else {
-        std::vector<std::string> names;
-        for (size_t k : part) names.push_back(fields_[k]);
-        ASSIGN_OR_RETURN(cols, view_->ReadStoredChunk(*order, i - dim_batches, names));
+      for (size_t k : dims) {
+        ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(fields_[k], first, n, state));
+        cols.push_back(std::move(c));
       }
-      std::vector<CsvColumn> cc;
-      for (size_t k = 0; k < part.size(); ++k) cc.push_back({&cols[k], field_enums_[part[k]]});
-      ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make(std::move(cc), false));
-      sizes[i] = table.MeasureRows(0, table.row_count());
+      ASSIGN_OR_RETURN(dim_sizes[i], MeasureColumns(cols, dims));
       return core::Ok();
     }));
-    for (uint64_t size : sizes) total += size;
+    for (uint64_t size : dim_sizes) total += size;
     return std::optional<uint64_t>(total);
   }
 
  private:
+  // The CSV bytes of the columns `cols` (fields_[part[k]] each) with a
+  // separator or line end after each field.
+  core::Result<uint64_t> MeasureColumns(const std::vector<core::Column>& cols,
+                                        const std::vector<size_t>& part) const {
+    std::vector<CsvColumn> cc;
+    for (size_t k = 0; k < part.size(); ++k) cc.push_back({&cols[k], field_enums_[part[k]]});
+    ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make(std::move(cc), false));
+    return table.MeasureRows(0, table.row_count());
+  }
+
   // Reads the fields' cells [first, first + count) into `cols` (which the
   // table points into).
   core::Result<CsvTable> Table(uint64_t first, uint64_t count, std::vector<core::Column>& cols,
