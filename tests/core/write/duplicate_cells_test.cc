@@ -1,0 +1,71 @@
+// A view sized from its fragments' metadata (KeepsEveryStoredCell) takes a
+// fragment to hold distinct coordinates. A fragment that does not (written
+// with duplicates, read as an array that drops them) is found out when the
+// index is built: once the view has given its stored cell count, the index
+// is kCorrupt instead of holding fewer cells than a stat said; a view that
+// built its index first just drops the duplicates.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/array/array_view.h"
+#include "core/read/tile_cache.h"
+#include "tests/core/write/temp_array.h"
+
+namespace tiledbfs::core {
+namespace {
+
+template <typename T>
+ByteVec Raw(const std::vector<T>& v) {
+  ByteVec out(v.size() * sizeof(T));
+  std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+TEST(DuplicateCellsTest, ACountGivenFromTheFragmentsMustHoldWhenTheIndexIsBuilt) {
+  TempArray array("dupcells");
+  ArraySchema s = array.Create(R"({
+    "array_type": "sparse", "capacity": 4, "allows_dups": true,
+    "dims": [{"name": "r", "type": "INT64", "domain": [0, 99], "tile_extent": 10}],
+    "attrs": [{"name": "v", "type": "INT32"}]})");
+  WriteBatch b;
+  b.fields["r"].data = Raw(std::vector<int64_t>{1, 1, 2});
+  b.fields["v"].data = Raw(std::vector<int32_t>{10, 11, 12});
+  ASSERT_TRUE(WriteFragment(array.root().string(), s, 2000, b).ok());
+  std::shared_ptr<const ArrayView> dups = array.View();
+  ASSERT_NE(dups, nullptr);
+  auto all = dups->CellCount();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(*all, 3u);
+
+  // The same fragment read as an array without duplicates.
+  auto strict = std::make_shared<ArraySchema>(dups->schema());
+  strict->allows_dups = false;
+  auto view_of = [&] {
+    ViewInputs in;
+    in.fragments = dups->fragments();
+    return std::make_shared<ArrayView>(strict, in, dups->instant(),
+                                       std::make_shared<TileCache>(uint64_t{1} << 20));
+  };
+  std::shared_ptr<ArrayView> sized = view_of();
+  EXPECT_TRUE(sized->KeepsEveryStoredCell());
+  auto claimed = sized->CellCount();
+  ASSERT_TRUE(claimed.ok()) << claimed.error().ToString();
+  EXPECT_EQ(*claimed, 3u);
+  auto read = sized->ReadField("v");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(read.error().message().find("3 cells but the view 2"), std::string::npos)
+      << read.error().message();
+
+  std::shared_ptr<ArrayView> indexed = view_of();
+  auto v = indexed->ReadField("v");
+  ASSERT_TRUE(v.ok()) << v.error().ToString();
+  EXPECT_EQ(v->cell_count, 2u);
+  auto count = indexed->CellCount();
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 2u);
+}
+
+}  // namespace
+}  // namespace tiledbfs::core
