@@ -91,7 +91,6 @@ void Array::Index() {
   std::set<std::string> ignored(listing_.ignored.begin(), listing_.ignored.end());
   std::map<std::string, size_t> by_dir;
   for (size_t i = 0; i < n; ++i) by_dir.emplace(frags[i].dir, i);
-  fragment_index_ = by_dir;
 
   // A fragment leaves the views from the first vacuum file in view that
   // lists it (listing_.ignored ones never enter: retired from 0 on).
@@ -165,6 +164,7 @@ void Array::Index() {
 
   table_->spans = std::move(spans);
   table_->loaded.resize(n);
+  fragment_index_ = std::move(by_dir);
 }
 
 Result<std::vector<uint64_t>> Array::Instants() const { return instants_; }
@@ -196,12 +196,24 @@ std::vector<std::shared_ptr<FragmentMetadata>> Array::FragmentTable::At(uint64_t
 Status Array::LoadConsolidatedFooters() {
   if (consolidated_loaded_) return Ok();
   for (const std::string& path : listing_.fragment_meta_files) {
-    ASSIGN_OR_RETURN(std::vector<ConsolidatedFooter> footers,
+    ASSIGN_OR_RETURN(ConsolidatedFragmentMeta file,
                      LoadConsolidatedFragmentMeta(*storage_, path, key(), limits_));
-    for (ConsolidatedFooter& f : footers) {
-      consolidated_footers_.emplace(f.fragment_name, std::move(f));
-    }
+    consolidated_files_.push_back(std::move(file));
   }
+  for (const ConsolidatedFragmentMeta& file : consolidated_files_) {
+    for (const ConsolidatedFooter& f : file) consolidated_footers_.push_back(&f);
+  }
+  // Stable: of entries with one name, the first file's comes first and stays.
+  auto by_name = [](const ConsolidatedFooter* a, const ConsolidatedFooter* b) {
+    return a->fragment_name < b->fragment_name;
+  };
+  std::stable_sort(consolidated_footers_.begin(), consolidated_footers_.end(), by_name);
+  auto same = [](const ConsolidatedFooter* a, const ConsolidatedFooter* b) {
+    return a->fragment_name == b->fragment_name;
+  };
+  consolidated_footers_.erase(
+      std::unique(consolidated_footers_.begin(), consolidated_footers_.end(), same),
+      consolidated_footers_.end());
   consolidated_loaded_ = true;
   return Ok();
 }
@@ -211,8 +223,11 @@ Result<std::shared_ptr<FragmentMetadata>> Array::LoadFragment(const FragmentEntr
   {
     std::lock_guard<std::mutex> lock(mu_);
     TRY(LoadConsolidatedFooters());
-    auto f = consolidated_footers_.find(entry.name.name);
-    if (f != consolidated_footers_.end()) footer = &f->second;
+    const std::string_view name = entry.name.name;
+    auto f =
+        std::partition_point(consolidated_footers_.begin(), consolidated_footers_.end(),
+                             [&](const ConsolidatedFooter* c) { return c->fragment_name < name; });
+    if (f != consolidated_footers_.end() && (*f)->fragment_name == name) footer = *f;
   }
   // A footer from __fragment_meta/ saves reading the fragment's own file.
   return footer != nullptr

@@ -162,9 +162,12 @@ class Array {
   // recent first), and every view still alive by timestamp.
   std::list<std::pair<uint64_t, std::shared_ptr<const ArrayView>>> recent_views_;
   std::map<uint64_t, std::weak_ptr<const ArrayView>> live_views_;
-  // Footers from __fragment_meta/*.meta (and legacy *.meta), by fragment
-  // folder name; the first file that holds a fragment wins, as in TileDB.
-  std::map<std::string, ConsolidatedFooter> consolidated_footers_;
+  // Footers from __fragment_meta/*.meta (and legacy *.meta): the decoded
+  // files, and their entries sorted by fragment folder name (views into
+  // those files), one per name: the first file that holds a fragment wins,
+  // as in TileDB.
+  std::vector<ConsolidatedFragmentMeta> consolidated_files_;
+  std::vector<const ConsolidatedFooter*> consolidated_footers_;
   bool consolidated_loaded_ = false;
   mutable std::mutex stamps_mu_;
   mutable FolderStamps stamps_;  // taken before listing_ (or an equal listing)

@@ -31,12 +31,13 @@ Result<std::vector<ConsolidatedFooter>> ParseConsolidatedFragmentMeta(Bytes payl
     ConsolidatedFooter e;
     ASSIGN_OR_RETURN(uint64_t size, r.Read<uint64_t>("consolidated fragment metadata: name size"));
     if (size == 0) return r.Corrupt("consolidated fragment metadata: name size", "is zero");
-    ASSIGN_OR_RETURN(e.name, r.ReadString(size, "consolidated fragment metadata: name"));
+    ASSIGN_OR_RETURN(Bytes name, r.ReadBytes(size, "consolidated fragment metadata: name"));
+    e.name = AsStringView(name);
     ASSIGN_OR_RETURN(e.offset, r.Read<uint64_t>("consolidated fragment metadata: footer offset"));
     std::string_view n = e.name;
     while (!n.empty() && n.back() == '/') n.remove_suffix(1);
     const size_t slash = n.find_last_of('/');
-    e.fragment_name = std::string(slash == std::string_view::npos ? n : n.substr(slash + 1));
+    e.fragment_name = slash == std::string_view::npos ? n : n.substr(slash + 1);
     if (e.fragment_name.empty()) {
       return Error::Corrupt(fmt::format(
           "offset {}: consolidated fragment metadata: entry {} names no fragment ({:?})",
@@ -61,19 +62,19 @@ Result<std::vector<ConsolidatedFooter>> ParseConsolidatedFragmentMeta(Bytes payl
   for (auto& e : out) {
     auto next = std::upper_bound(starts.begin(), starts.end(), e.offset);
     const uint64_t end = next == starts.end() ? payload.size() : *next;
-    auto bytes = payload.subspan(e.offset, end - e.offset);
-    e.footer.assign(bytes.begin(), bytes.end());
+    e.footer = payload.subspan(e.offset, end - e.offset);
   }
   return out;
 }
 
-Result<std::vector<ConsolidatedFooter>> LoadConsolidatedFragmentMeta(const Storage& storage,
-                                                                     const std::string& path,
-                                                                     const EncryptionKey* key,
-                                                                     const Limits& limits) {
+Result<ConsolidatedFragmentMeta> LoadConsolidatedFragmentMeta(const Storage& storage,
+                                                              const std::string& path,
+                                                              const EncryptionKey* key,
+                                                              const Limits& limits) {
   ASSIGN_OR_RETURN(GenericTile tile, ReadGenericTile(storage, path, 0, key, limits));
   ASSIGN_OR_RETURN_CTX(auto footers, ParseConsolidatedFragmentMeta(tile.data, 0, limits), path);
-  return footers;
+  // Moving the vector keeps its bytes where the views point.
+  return ConsolidatedFragmentMeta(std::move(tile.data), std::move(footers));
 }
 
 }  // namespace tiledbfs::core

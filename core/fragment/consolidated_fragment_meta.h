@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/filters/filter_pipeline.h"
@@ -24,24 +25,49 @@
 
 namespace tiledbfs::core {
 
+// One entry of the payload. Its views point into the payload it was parsed
+// from, which must outlive it.
 struct ConsolidatedFooter {
-  std::string name;           // as stored (an absolute URI before format 9)
-  std::string fragment_name;  // its last path component: the fragment folder name
-  uint64_t offset = 0;        // of the footer in the payload
+  std::string_view name;           // as stored (an absolute URI before format 9)
+  std::string_view fragment_name;  // its last path component: the fragment folder name
+  uint64_t offset = 0;             // of the footer in the payload
   // The footer: from `offset` up to the next footer's offset (or the end of
   // the payload). FragmentMetadata::FromFooter parses it.
-  ByteVec footer;
+  Bytes footer;
 };
 
 // Parses the unfiltered payload. Errors: kCorrupt (truncated, a count or a
 // name larger than the bytes present, an offset inside the name table or
 // past the end, trailing garbage is allowed only as part of the last footer).
+// No copy is made: an array of 10,000 fragments opens with one such file
+// (issue 5), and a copy of each footer and name was a tenth of its heap.
 Result<std::vector<ConsolidatedFooter>> ParseConsolidatedFragmentMeta(
     Bytes payload, uint64_t file_offset = 0, const Limits& limits = DefaultLimits());
 
+// A decoded .meta file: its payload and the entries that point into it.
+// Movable (the payload's bytes stay where they are), not copyable.
+class ConsolidatedFragmentMeta {
+ public:
+  ConsolidatedFragmentMeta(ByteVec payload, std::vector<ConsolidatedFooter> footers)
+      : payload_(std::move(payload)), footers_(std::move(footers)) {}
+  ConsolidatedFragmentMeta(ConsolidatedFragmentMeta&&) = default;
+  ConsolidatedFragmentMeta& operator=(ConsolidatedFragmentMeta&&) = default;
+  ConsolidatedFragmentMeta(const ConsolidatedFragmentMeta&) = delete;
+  ConsolidatedFragmentMeta& operator=(const ConsolidatedFragmentMeta&) = delete;
+
+  size_t size() const { return footers_.size(); }
+  const ConsolidatedFooter& operator[](size_t i) const { return footers_[i]; }
+  auto begin() const { return footers_.begin(); }
+  auto end() const { return footers_.end(); }
+
+ private:
+  ByteVec payload_;
+  std::vector<ConsolidatedFooter> footers_;
+};
+
 // Reads and decodes the generic tile at `path`, then parses it. Errors carry
 // the path.
-Result<std::vector<ConsolidatedFooter>> LoadConsolidatedFragmentMeta(
+Result<ConsolidatedFragmentMeta> LoadConsolidatedFragmentMeta(
     const Storage& storage, const std::string& path, const EncryptionKey* key,
     const Limits& limits = DefaultLimits());
 

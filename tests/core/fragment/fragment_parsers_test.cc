@@ -455,7 +455,7 @@ TEST(ConsolidatedMetaParser, HostileValues) {
   auto r = ParseConsolidatedFragmentMeta(uri.bytes());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ((*r)[0].fragment_name, "__x");
-  EXPECT_EQ((*r)[0].footer, Le<uint32_t>(7));
+  EXPECT_EQ(ByteVec((*r)[0].footer.begin(), (*r)[0].footer.end()), Le<uint32_t>(7));
 }
 
 TEST(DenseGrid, TileCountsAndErrors) {

@@ -49,6 +49,12 @@ ByteVec ReadAll(const fs::path& p) {
   return ByteVec(std::istreambuf_iterator<char>(in), {});
 }
 
+void WriteAll(const fs::path& p, const ByteVec& bytes) {
+  std::ofstream out(p, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+}
+
 std::vector<std::string> Names(const fs::path& dir, const std::string& ext = "") {
   std::vector<std::string> out;
   std::error_code ec;
@@ -351,7 +357,9 @@ TEST(ConsolidatedFragmentMetaTest, CorpusFileReserializesToTileDBsBytes) {
   ASSERT_TRUE(footers.ok()) << footers.error().ToString();
   ASSERT_EQ(footers->size(), 5u);
   std::vector<FooterEntry> entries;
-  for (const ConsolidatedFooter& f : *footers) entries.push_back({f.fragment_name, f.footer});
+  for (const ConsolidatedFooter& f : *footers) {
+    entries.push_back({std::string(f.fragment_name), ByteVec(f.footer.begin(), f.footer.end())});
+  }
   auto payload = SerializeConsolidatedFragmentMeta(entries);
   ASSERT_TRUE(payload.ok());
   auto tile = EncodeGenericTile(*payload, kWriteFormatVersion);
@@ -363,7 +371,7 @@ TEST(ConsolidatedFragmentMetaTest, CorpusFileReserializesToTileDBsBytes) {
     if (!fs::exists(meta)) continue;  // the t1 fragment was deleted
     ByteVec file = ReadAll(meta);
     ByteVec tail(file.end() - 8 - static_cast<ptrdiff_t>(f.footer.size()), file.end() - 8);
-    EXPECT_EQ(tail, f.footer) << f.fragment_name;
+    EXPECT_EQ(tail, ByteVec(f.footer.begin(), f.footer.end())) << f.fragment_name;
   }
 }
 
@@ -421,8 +429,52 @@ TEST_F(MaintenanceTest, ConsolidateMetadataKeepsEveryView) {
     ByteVec file = ReadAll(dir_ / "__fragments" / r->fragments[i] / "__fragment_metadata.tdb");
     ByteVec tail(file.end() - 8 - static_cast<ptrdiff_t>((*footers)[i].footer.size()),
                  file.end() - 8);
-    EXPECT_EQ(tail, (*footers)[i].footer);
+    EXPECT_EQ(tail, ByteVec((*footers)[i].footer.begin(), (*footers)[i].footer.end()));
   }
+}
+
+// Of two .meta files holding a fragment's footer, the first by name is the
+// one read, as in TileDB: a damaged copy in a later file goes unread, the
+// same copy in an earlier file is what the open reports.
+TEST_F(MaintenanceTest, FirstMetaFileHoldingAFooterWins) {
+  ArraySchema s = Create(R"({"array_type":"sparse","capacity":4,"dims":[
+      {"name":"x","type":"INT64","domain":[0,99],"tile_extent":10}],
+      "attrs":[{"name":"a","type":"INT32"}]})");
+  for (int f = 0; f < 2; ++f) {
+    WriteBatch b;
+    b.fields["x"].data = Raw(std::vector<int64_t>{10 * f, 10 * f + 1});
+    b.fields["a"].data = Raw(std::vector<int32_t>{f, f + 1});
+    ASSERT_TRUE(WriteFragment(Dir(), s, 2000 + 1000 * f, b).ok());
+  }
+  const Snapshot before = Snap();
+  ASSERT_EQ(before.cells, 4u);
+  auto r = ConsolidateFragmentMetadata(Dir());
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  ASSERT_EQ(r->file.rfind("__fragment_meta/__2000_3000_", 0), 0u) << r->file;
+  // A footer cut to its first 12 bytes: version and part of the schema name.
+  auto storage = LocalStorage::Open(Dir());
+  auto footers = LoadConsolidatedFragmentMeta(**storage, r->file, nullptr);
+  ASSERT_TRUE(footers.ok()) << footers.error().ToString();
+  const ConsolidatedFooter& first = (*footers)[0];
+  auto payload = SerializeConsolidatedFragmentMeta(
+      {{std::string(first.fragment_name),
+        ByteVec(first.footer.begin(), first.footer.begin() + 12)}});
+  ASSERT_TRUE(payload.ok());
+  auto tile = EncodeGenericTile(*payload, kWriteFormatVersion);
+  ASSERT_TRUE(tile.ok());
+  const std::string uuid(32, 'b');
+  const fs::path later = dir_ / "__fragment_meta" / ("__9000_9000_" + uuid + "_22.meta");
+  const fs::path earlier = dir_ / "__fragment_meta" / ("__1000_1000_" + uuid + "_22.meta");
+  WriteAll(later, *tile);
+  ExpectSame(before, Snap(), "damaged copy in a later file");
+  fs::rename(later, earlier);
+  auto array = Open();
+  ASSERT_NE(array, nullptr);
+  auto view = array->ViewAt(UINT64_MAX);
+  ASSERT_FALSE(view.ok());
+  EXPECT_EQ(view.error().code(), ErrorCode::kCorrupt) << view.error().ToString();
+  EXPECT_NE(view.error().message().find(std::string(first.fragment_name)), std::string::npos)
+      << view.error().ToString();
 }
 
 TEST_F(MaintenanceTest, ConsolidateMetadataNeedsTwoFragmentsAndAnArray) {
