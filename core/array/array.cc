@@ -89,7 +89,8 @@ void Array::Index() {
   const std::vector<FragmentEntry>& frags = listing_.fragments;
   const size_t n = frags.size();
   std::set<std::string> ignored(listing_.ignored.begin(), listing_.ignored.end());
-  std::map<std::string, size_t> by_dir;
+  std::unordered_map<std::string, size_t> by_dir;
+  by_dir.reserve(n);
   for (size_t i = 0; i < n; ++i) by_dir.emplace(frags[i].dir, i);
 
   // A fragment leaves the views from the first vacuum file in view that

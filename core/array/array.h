@@ -28,6 +28,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/directory/array_directory.h"
@@ -148,7 +149,7 @@ class Array {
   std::shared_ptr<TileCache> tile_cache_ = std::make_shared<TileCache>(uint64_t{64} << 20);
   std::mutex mu_;
   std::shared_ptr<FragmentTable> table_ = std::make_shared<FragmentTable>();
-  std::map<std::string, size_t> fragment_index_;  // dir -> index in listing_.fragments
+  std::unordered_map<std::string, size_t> fragment_index_;  // dir -> index in listing_.fragments
   // Fragments whose span is a single instant and never retired ("narrow"),
   // by `from`, with the running maximum of t2: InstantAt by binary search.
   std::vector<uint64_t> narrow_from_, narrow_max_t2_;

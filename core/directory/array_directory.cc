@@ -7,6 +7,7 @@
 #include <set>
 #include <string_view>
 #include <tuple>
+#include <unordered_set>
 
 #include "core/directory/listing_util.h"
 #include "core/util/byte_reader.h"
@@ -254,18 +255,22 @@ Result<ArrayListing> ListArray(const Storage& storage, const Limits& limits) {
   }
   out.consolidated_commit_files = con_files;
 
-  // Fragment folders that exist under __fragments.
+  // Fragment folders that exist under __fragments, by name (ListFolder
+  // sorts them). Their names are parsed only for the folders no commit
+  // names: issue 5's array (c) has 10,000 of them, all committed.
   ASSIGN_OR_RETURN(std::vector<DirEntry> fragment_entries,
                    ListFolder(storage, fragments_dir, limits));
-  std::map<std::string, TimestampedName> existing;  // dir -> name
+  std::vector<std::string_view> fragment_folders;
+  fragment_folders.reserve(fragment_entries.size());
   for (const DirEntry& e : fragment_entries) {
-    if (!e.is_dir || !Extension(e.name).empty()) continue;
-    auto n = ParseTimestampedName(e.name);
-    if (!n.ok()) continue;  // never reachable through a commit file, as in TileDB
-    existing.emplace(FragmentsPath(e.name), std::move(n).value());
+    if (e.is_dir && Extension(e.name).empty()) fragment_folders.push_back(e.name);
   }
+  auto folder_exists = [&](std::string_view name) {
+    return std::binary_search(fragment_folders.begin(), fragment_folders.end(), name);
+  };
 
-  std::set<std::string> committed;
+  std::unordered_set<std::string> committed;
+  committed.reserve(fragment_folders.size() + wrt_files.size() + con_wrt.size());
   auto add_fragment = [&](std::string dir, TimestampedName name, CommitKind kind,
                           std::string commit_file, bool dir_exists) {
     if (!committed.insert(dir).second) return;
@@ -275,14 +280,15 @@ Result<ArrayListing> ListArray(const Storage& storage, const Limits& limits) {
   for (auto& [dir, con] : con_wrt) {
     TimestampedName n = con.second;
     n.extension.clear();
-    add_fragment(dir, std::move(n), CommitKind::kConsolidated, con.first, existing.count(dir) != 0);
+    const bool exists = folder_exists(n.name);
+    add_fragment(dir, std::move(n), CommitKind::kConsolidated, con.first, exists);
   }
   for (auto& [path, n] : wrt_files) {
     if (con_paths.count(path) != 0) continue;
     std::string dir = FragmentsPath(n.name);
-    TimestampedName name = n;
-    name.extension.clear();
-    add_fragment(dir, std::move(name), CommitKind::kWrt, path, existing.count(dir) != 0);
+    n.extension.clear();
+    const bool exists = folder_exists(n.name);
+    add_fragment(std::move(dir), std::move(n), CommitKind::kWrt, std::move(path), exists);
   }
   for (auto& [path, n] : condition_files) {
     if (con_paths.count(path) != 0) continue;
@@ -297,6 +303,8 @@ Result<ArrayListing> ListArray(const Storage& storage, const Limits& limits) {
   std::set<std::string> ok_names;
   std::vector<std::string> root_vacs, root_meta;
   std::vector<const DirEntry*> candidates;
+  // Fragment folders no commit names, by (name, folder).
+  std::vector<std::pair<TimestampedName, std::string>> loose;
   for (const DirEntry& e : root) {
     std::string_view ext = Extension(e.name);
     if (e.is_dir) {
@@ -325,21 +333,26 @@ Result<ArrayListing> ListArray(const Storage& storage, const Limits& limits) {
                !HasCommitFiles(n.ImpliedFormatVersion()) && storage.Exists(md)) {
       add_fragment(e->name, std::move(n), CommitKind::kImplicit, md, true);
     } else {
-      existing.emplace(e->name, std::move(n));
+      loose.emplace_back(std::move(n), e->name);
     }
   }
-  for (auto& [dir, n] : existing) {
-    if (committed.count(dir) == 0) out.uncommitted.push_back(dir);
+  std::string probe = std::string(kFragmentsDir) + "/";  // "__fragments/<name>", reused
+  const size_t prefix = probe.size();
+  for (std::string_view f : fragment_folders) {
+    probe.resize(prefix);
+    probe += f;
+    if (committed.count(probe) != 0) continue;
+    auto n = ParseTimestampedName(f);
+    if (!n.ok()) continue;  // never reachable through a commit file, as in TileDB
+    loose.emplace_back(std::move(n).value(), probe);
   }
+  std::sort(loose.begin(), loose.end());
+  for (auto& [name, d] : loose) out.uncommitted.push_back(std::move(d));
   // Only what the ignore files actually decommit: a fragment whose own
   // .wrt/.ok is still present stays committed, as in TileDB.
   for (const std::string& dir : ignored_dirs) {
     if (committed.count(dir) == 0) out.ignored.push_back(dir);
   }
-  std::sort(out.uncommitted.begin(), out.uncommitted.end(),
-            [&](const std::string& a, const std::string& b) {
-              return std::tie(existing.at(a), a) < std::tie(existing.at(b), b);
-            });
 
   // Fragment vacuum files: __commits/*.vac and legacy root *.vac.
   for (const std::string& f : vac_files) {

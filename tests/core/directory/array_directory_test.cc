@@ -245,10 +245,14 @@ TEST(ListArray, UncommittedFragmentIsNotListed) {
   PutFragmentDir(&s, "__fragments/" + a);
   PutFragmentDir(&s, "__fragments/" + b);
   PutFragmentDir(&s, "__fragments/" + c);
+  // Neither a folder whose name is not a fragment's nor a file is a fragment.
+  PutFragmentDir(&s, "__fragments/not_a_fragment");
+  Put(&s, "__fragments/" + Frag(1, 1, kU4));
   Put(&s, "__commits/" + a + ".wrt");
   auto l = ListArray(s);
   ASSERT_TRUE(l.ok()) << l.error().ToString();
   EXPECT_EQ(FragmentNames(*l), std::vector<std::string>{a});
+  EXPECT_TRUE(l->fragments[0].dir_exists);
   // Sorted by (t1, t2, uuid).
   EXPECT_EQ(l->uncommitted, (std::vector<std::string>{"__fragments/" + c, "__fragments/" + b}));
 }
