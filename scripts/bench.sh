@@ -11,6 +11,8 @@
 #   BENCH_RSS_TIMEOUT=S bound on each reader of the RSS benchmark (default 120)
 #   TILEDBFS_BUILD=DIR  a build to use as it is (default: build-release/, built here in
 #                       Release mode)
+#   BENCH_TARGETS="4 5" the targets to run (default all: 1 2 3 4 5; 1-3 run together, as
+#                       2 and 3 take their baselines from 1's array)
 # Needs /dev/fuse. Installs hyperfine and zstd with apt when missing. Uses TileDB's own
 # reader (../shared/oracle) when present, for comparison only.
 set -euo pipefail
@@ -20,6 +22,12 @@ dir=${1:-/tmp/tiledbfs-bench}
 scale=${BENCH_SCALE:-1024}
 runs=${BENCH_RUNS:-5}
 rss_cache=${BENCH_CACHE:-256M}
+targets=${BENCH_TARGETS:-1 2 3 4 5}
+want() {  # true if any of the targets given is asked for
+  local t
+  for t in "$@"; do [[ " $targets " == *" $t "* ]] && return 0; done
+  return 1
+}
 
 need=()
 command -v hyperfine >/dev/null || need+=(hyperfine)
@@ -98,7 +106,10 @@ print(r['mean'], r['stddev'] or 0)" "$1" "$2"
 }
 ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
 ms() { python3 -c "import sys; print(f'{float(sys.argv[1])*1e3:.1f}')" "$1"; }
+# Drops a file's pages from the page cache (targets 1 and 5 read it again through FUSE).
+drop="python3 -c \"import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)\""
 
+if want 1 2 3; then
 array=$dir/dense1
 bytes=$("$bin/tiledbfs-view" "$array" attributes/a.bin | wc -c)
 mib=$(python3 -c "print(f'{$bytes/1048576:.0f}')")
@@ -114,10 +125,16 @@ print(n)
 PY
 )
 
+fi
+
 echo "== tiledbfs benchmarks (issue 5), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
   "$(free -g | awk '/Mem:/{print $2}') GiB RAM; kernel $(uname -r)"
-echo "array: $array: attributes/a.bin = $bytes bytes ($mib MiB), $tiles tiles; $runs runs each"
+echo "targets: $targets; $runs runs each"
+echo
+
+if want 1 2 3; then
+echo "array: $array: attributes/a.bin = $bytes bytes ($mib MiB), $tiles tiles"
 echo
 
 # ---- (1) sequential read of attributes/a.bin -------------------------------------------
@@ -208,7 +225,6 @@ echo "    (stddev ms: cold $(ms "$cold_sd"), page_cache $(ms "$cold_pc_sd"), war
 #    file, one read before): finding the tiles, their pieces, the kernel's copies.
 #  - floor: tiledbfs_fake_mount's big.bin of the same size, one piece per 1 MiB request
 #    from one buffer in memory: nothing but FUSE, through the same adapter.
-drop="python3 -c \"import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)\""
 cpu_of() { awk '{print ($14 + $15) / 100}' "/proc/$1/stat"; }
 sys_of() { awk '{print $15 / 100}' "/proc/$1/stat"; }
 # FILE JSON PATH: hyperfine of reading FILE (PATH: cached or direct); prints "wall cpu
@@ -337,6 +353,8 @@ printf '    VmHWM %d MiB (idle after mount %d MiB); %.2f s for %d MiB   %s x (ca
   "$(ratio "$hwm" "$limit_kib")" "$rss_cache" $((limit_kib / 1024))
 echo
 
+fi
+
 # ---- (4) many fragments: mount and list ---------------------------------------------------
 # Array (c): 10,000 small sparse fragments, with __fragment_meta/ (frags10k_meta) and
 # without (frags10k). A fresh mount per run: mount + `ls -l` of the root and of history/
@@ -344,6 +362,7 @@ echo
 # and fragments/<name>/ folder listed) per entry listed. A warm-up run first, as for
 # target 1: the 8 GiB read by target 3 may have pushed the array's 40,000 files out of the
 # kernel's page cache, and a disk read is not what this target measures.
+if want 4; then
 echo "(4) 10,000 fragments: mount + ls -l MNT MNT/history; find MNT -maxdepth 3"
 for name in frags10k_meta frags10k; do
   array=$dir/$name
@@ -375,10 +394,13 @@ for name in frags10k_meta frags10k; do
 done
 echo
 
+fi
+
 # ---- (5) data.csv of a sparse array ----------------------------------------------------------
 # Array (b): the whole of data.csv (every cell of 8 interleaved fragments, rendered) through
 # the mount on a fresh mount (layout pass and decode), again on the same mount, and
 # in-process (tiledbfs-view, no FUSE).
+if want 5; then
 array=$dir/sparse8
 if [ ! -d "$array" ]; then
   echo "(5) data.csv of sparse8: SKIPPED, $array missing (scripts/make-bench-arrays.sh makes it)"
@@ -437,3 +459,4 @@ printf '    in-process, on one core                    %8s %7s   %s x the 200 MB
 printf '    mount, second read, all on one core        %8s %7s   %s x (the render alone)\n' \
   "$(ms "$o2")" "$(mbps "$o2")" "$(to200 "$o2")"
 echo "    (stddev ms: first $(ms "$c1_sd"), second $(ms "$c2_sd"), view $(ms "$cv_sd"), one core: mount $(ms "$o1_sd"), view $(ms "$ov_sd"), second $(ms "$o2_sd"))"
+fi
