@@ -22,8 +22,7 @@ Result<std::vector<DirEntry>> ListFolder(const Storage& storage, const std::stri
                                           limits.max_files));
   }
   // Storage::List promises names in order; sorted again only if they are not
-  // (sorting the 20,000 sorted names of issue 5's array (c) was a tenth of
-  // listing it).
+  // (issue 5's array (c) has 10,000 names in each of two folders).
   auto by_name = [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; };
   if (!std::is_sorted(entries.begin(), entries.end(), by_name)) {
     std::sort(entries.begin(), entries.end(), by_name);

@@ -1232,19 +1232,12 @@ constexpr uint64_t kPartReadBytes = uint64_t{1} << 20;
 // view over 10,000 small fragments crosses thousands (each its own files).
 constexpr size_t kMaxMissingTiles = 4096;
 
-// The tile of `key` in `tiles`, or null.
-std::shared_ptr<const DecodedTile> Find(const HeldTiles& tiles, const TileKey& key) {
-  for (const auto& [k, t] : tiles) {
-    if (t && k == key) return t;
-  }
-  return nullptr;
-}
-
-// The same, looking from `*from` on and wrapping around, and leaving `*from`
-// just past the tile found. A gather takes its tiles about in the order
-// DecodeMissingTiles listed them: the next one is most often the first
-// looked at. (A scan from the start each time made a read crossing the
-// 10,000 one-tile fragments of issue 5's array (c) quadratic.)
+// The tile of `key` in `tiles`, or null, looking from `*from` on and
+// wrapping around, and leaving `*from` just past the tile found. A gather
+// takes its tiles about in the order DecodeMissingTiles listed them: the
+// next one is most often the first looked at. (A scan from the start each
+// time made a read crossing the 10,000 one-tile fragments of issue 5's
+// array (c) quadratic.)
 std::shared_ptr<const DecodedTile> FindFrom(const HeldTiles& tiles, const TileKey& key,
                                             size_t* from) {
   const size_t n = tiles.size();
@@ -1256,6 +1249,12 @@ std::shared_ptr<const DecodedTile> FindFrom(const HeldTiles& tiles, const TileKe
     }
   }
   return nullptr;
+}
+
+// The same from the first tile.
+std::shared_ptr<const DecodedTile> Find(const HeldTiles& tiles, const TileKey& key) {
+  size_t from = 0;
+  return FindFrom(tiles, key, &from);
 }
 
 // About the bytes tile `tile` of attribute `f` takes decoded: its cells'

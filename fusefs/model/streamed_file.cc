@@ -571,6 +571,8 @@ class CsvRenderer final : public CellRenderer {
     const size_t attr_chunks = attrs.empty() ? 0 : order->chunks();
     std::vector<std::optional<std::vector<uint64_t>>> counts(fields_.size());
     std::vector<uint64_t> sizes(attr_chunks, 0);
+    std::vector<std::string> attr_names;
+    for (size_t k : attrs) attr_names.push_back(fields_[k]);
     TRY(RunOnEveryCore(
         counted.size() + attr_chunks, [&](size_t i, core::ReadState*) -> core::Status {
           if (i < counted.size()) {
@@ -578,11 +580,9 @@ class CsvRenderer final : public CellRenderer {
             ASSIGN_OR_RETURN(counts[k], view_->CountDimensionValues(fields_[k], widths[k]->bounds));
             return core::Ok();
           }
-          std::vector<std::string> names;
-          for (size_t k : attrs) names.push_back(fields_[k]);
           const size_t chunk = i - counted.size();
           ASSIGN_OR_RETURN(std::vector<core::Column> cols,
-                           view_->ReadStoredChunk(*order, chunk, names));
+                           view_->ReadStoredChunk(*order, chunk, attr_names));
           ASSIGN_OR_RETURN(uint64_t size, MeasureColumns(cols, attrs));
           sizes[chunk] = size;
           return core::Ok();
