@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -144,6 +146,27 @@ TEST(NumberTextTest, FloatsAreToCharsShortestText) {
   std::mt19937_64 rng(2);
   FloatsOfType<double, uint64_t>(rng, 400000);
   FloatsOfType<float, uint32_t>(rng, 400000);
+}
+
+// Plain text with the point inside the digits: every count of digits (2 to
+// 17) with every count of them before the point from 1 to 9 (WritePointed
+// takes 1 to 7, the byte loop more), each sign, the digits random or all
+// nines (the widest) or a one followed by zeros (the last digits zero).
+TEST(NumberTextTest, PointInsideTheDigitsAtEveryPlace) {
+  std::mt19937_64 rng(3);
+  for (int n = 2; n <= 17; ++n) {
+    for (int whole = 1; whole <= std::min(n - 1, 9); ++whole) {
+      const double scale = std::pow(10.0, n - whole);
+      for (int k = 0; k < 2000; ++k) {
+        const uint64_t low = number_text_internal::kPow10[n - 1];
+        const uint64_t digits = k == 0 ? 10 * low - 1 : k == 1 ? low : low + rng() % (9 * low);
+        const double v = static_cast<double>(digits) / scale;
+        ExpectShortest(v);
+        ExpectShortest(-v);
+        ExpectShortest(static_cast<float>(v));
+      }
+    }
+  }
 }
 
 // MeasureRows counts what AppendRows writes, for every corpus view and every
