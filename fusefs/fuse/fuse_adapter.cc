@@ -448,9 +448,16 @@ struct FuseOps {
           req, "read", h->path,
           Error::Corrupt(fmt::format("{} bytes in pieces for a read of {}", pieces.bytes, *got)));
     }
-    // writev takes at most IOV_MAX pieces, the reply's header among them:
-    // past that, one copy into a buffer after all.
-    if (pieces.spans.size() >= IOV_MAX) {
+    // Pieces of under a page on average are copied into one buffer: the
+    // kernel pins a page and copies per piece, which on this VM costs more
+    // than the copy (a.bin of dense1, 512 pieces of 2 KiB per 1 MiB read,
+    // served from the cache and read direct: 514-596 ms against 556-614 ms
+    // as one writev, daemon CPU 480-560 against 550-600 ms; BENCHMARKS.md,
+    // session 23). writev also takes at most IOV_MAX pieces, the reply's
+    // header among them.
+    constexpr size_t kCopyBelowAverage = 4096;
+    const size_t n = pieces.spans.size();
+    if (n >= IOV_MAX || (n > 1 && *got < n * kCopyBelowAverage)) {
       uint8_t* buf = ReadBuffer();
       size_t at = 0;
       for (core::Bytes b : pieces.spans) {

@@ -57,8 +57,8 @@
 //   and the mount's read_ahead_kb raised to match: readahead.h).
 // - A file that hands out pieces of its decoded tiles (OpenFile::ReadsPieces:
 //   the values of fixed-size attributes) is answered with one writev of
-//   those pieces, not copied into a buffer first; past IOV_MAX pieces, the
-//   copy after all.
+//   those pieces, not copied into a buffer first; pieces of under a page on
+//   average, or past IOV_MAX of them, are copied after all.
 //
 // Threads: the Tree's methods are called from several threads at once (the
 // multithreaded loop), so the Tree must be thread-safe; reads of one

@@ -7,8 +7,8 @@ tests/fusefs/fuse/fake_tree.h (no TileDB model needed).
 Checks: the command returns only once mounted; /proc/mounts (ro, type,
 source); ls -l modes and owner; stat sizes, blocks, mtimes vs wc -c and
 contents; whole, ranged, parallel, mmap reads (big file, a tree whose reads
-come in small pieces, files answered with a writev of pieces or, past
-IOV_MAX pieces, a copy); readdir of 2000 entries (ls, find, os.scandir d_ino
+come in small pieces, files answered with a writev of pieces or, for
+pieces under a page on average or past IOV_MAX of them, a copy); readdir of 2000 entries (ls, find, os.scandir d_ino
 == st_ino); each listing of a live folder one snapshot; inode numbers stable after the kernel forgets; live files are
 re-read on open, immutable ones kernel-cached; errors (corrupt -> EIO, key
 -> EIO, an exception in the tree -> EIO and the daemon lives on, a
@@ -235,8 +235,9 @@ def check_reads(c, mnt):
             c.eq(hashlib.sha256(m).hexdigest(), hashlib.sha256(big).hexdigest(), "mmap whole")
     finally:
         os.close(fd)
-    # Files that hand out pieces (big.bin: a writev of up to 257 pieces per
-    # 1 MiB request; pieces.bin: over IOV_MAX pieces, copied instead).
+    # Files that hand out pieces (big.bin: a writev of up to 129 pieces per
+    # 1 MiB request; pieces.bin: pieces of 100 bytes, copied instead, past
+    # IOV_MAX of them or not).
     pieces = EXPECTED["pieces.bin"]
     fd = os.open(os.path.join(mnt, "pieces.bin"), os.O_RDONLY)
     try:

@@ -166,7 +166,7 @@ def make_big_array(c, bin_dir, dst):
 
 def check_values_like_view(c, bin_dir, mount, expected):
     """The generated array's fixed-size values through the mount (pieces of
-    its tiles, one writev per read, or a copy past IOV_MAX pieces: a 1 MiB
+    its tiles, one writev per read, or a copy of pieces under a page: a 1 MiB
     read of it crosses thousands of runs) equal tiledbfs-view's, which
     copies every value into one buffer."""
     view = os.path.join(bin_dir, "tiledbfs-view")

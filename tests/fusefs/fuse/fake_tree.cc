@@ -66,7 +66,8 @@ class StringFile : public OpenFile {
 
 // byte i = i % period, never materialised: Read copies from the pattern's
 // buffer, ReadPieces hands out spans of it of at most `piece` bytes (the
-// adapter's writev of pieces; past IOV_MAX pieces, its copy).
+// adapter's writev of pieces; for pieces under a page on average or past
+// IOV_MAX of them, its copy).
 class PatternFile : public OpenFile {
  public:
   PatternFile(uint64_t size, std::shared_ptr<const PatternBuffer> pattern, uint64_t piece)

@@ -5,7 +5,7 @@
 //   hello.txt            "hello, world\n", mtime 1700000001234 ms, live
 //   empty                0 bytes
 //   big.bin              5 MiB + 123 bytes, byte i = i % 251, never held
-//                        whole: reads hand out pieces of up to 4093 bytes
+//                        whole: reads hand out pieces of up to 8191 bytes
 //                        (OpenFile::ReadPieces; FakeTreeOptions change both)
 //   pieces.bin           3 MiB + 17 bytes, byte i = i % 241, in pieces of
 //                        100 bytes: a 1 MiB read is over IOV_MAX pieces
@@ -38,7 +38,7 @@ namespace tiledbfs::fusefs::testing {
 
 struct FakeTreeOptions {
   uint64_t big_bytes = (uint64_t{5} << 20) + 123;  // the size of big.bin
-  uint64_t big_piece = 4093;                       // the most bytes per piece of it
+  uint64_t big_piece = 8191;                       // the most bytes per piece of it
 };
 
 class PatternBuffer;
