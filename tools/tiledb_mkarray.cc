@@ -102,7 +102,7 @@ Result<std::vector<std::string>> SplitCsv(const std::string& line) {
 
 // One value of a fixed-size type from text.
 Result<ByteVec> ParseValue(Datatype t, const std::string& s) {
-  ByteVec out(DatatypeSize(t));
+  ByteVec out(DatatypeSize(t), 0);
   errno = 0;
   char* end = nullptr;
   if (IsFloat(t)) {

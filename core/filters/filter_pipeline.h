@@ -71,7 +71,7 @@ struct Filter {
   double scale_factor = 1.0;      // SCALE_FLOAT
   double scale_offset = 0.0;      // SCALE_FLOAT
   // WEBP options are parsed and kept only to say the filter is unsupported.
-  std::vector<uint8_t> raw_options;  // the serialized options, as stored
+  ByteVec raw_options;  // the serialized options, as stored
 };
 
 struct FilterPipeline {

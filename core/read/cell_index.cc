@@ -244,8 +244,8 @@ Result<CellIndex> BuildDenseIndex(const ViewInputs& in) {
           fmt::format("dense view of more than {} cells", DefaultLimits().max_view_cells));
     }
     const Dimension& dim = schema.dimensions[d];
-    index.box[d].lo.resize(DatatypeSize(dim.type));
-    index.box[d].hi.resize(DatatypeSize(dim.type));
+    index.box[d].lo.resize(DatatypeSize(dim.type), 0);
+    index.box[d].hi.resize(DatatypeSize(dim.type), 0);
     FromInt128(dim.type, lo[d], index.box[d].lo.data());
     FromInt128(dim.type, hi[d], index.box[d].hi.data());
   }
@@ -809,8 +809,8 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
       }
     }
     const uint64_t size = DatatypeSize(types[d]);
-    index.box[d].lo.resize(size);
-    index.box[d].hi.resize(size);
+    index.box[d].lo.resize(size, 0);
+    index.box[d].hi.resize(size, 0);
     FromOrdered(types[d], mn, index.box[d].lo.data());
     FromOrdered(types[d], mx, index.box[d].hi.data());
   }
@@ -1480,7 +1480,7 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
   ByteVec fill = attr.fill_value;
   if (!attr.var()) {
     uint64_t cs = attr.cell_size();
-    ByteVec cell(cs);
+    ByteVec cell(cs, 0);
     if (!fill.empty()) {
       for (uint64_t i = 0; i < cs; ++i) cell[i] = fill[i % fill.size()];
     }

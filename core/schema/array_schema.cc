@@ -18,7 +18,7 @@ constexpr uint32_t kMaxHilbertDims = 16;
 
 template <class T>
 ByteVec Repeat(T value, uint64_t n) {
-  ByteVec out(n * sizeof(T));
+  ByteVec out(n * sizeof(T), 0);
   for (uint64_t i = 0; i < n; ++i) std::memcpy(out.data() + i * sizeof(T), &value, sizeof(T));
   return out;
 }

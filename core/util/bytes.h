@@ -2,15 +2,51 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tiledbfs::core {
 
 using Bytes = std::span<const uint8_t>;
-using ByteVec = std::vector<uint8_t>;
+
+// An allocator whose construct() without a value leaves the element as it is
+// (default-initialized): ByteVec(n) and resize(n) do not zero new bytes. In
+// builds with assertions (Debug, as the sanitizer build of the tests) new
+// bytes are set to kUnsetByte instead, so that a test reading a byte nobody
+// wrote sees the same wrong value every run.
+inline constexpr uint8_t kUnsetByte = 0xA5;
+template <class T>
+struct NoInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() = default;
+  template <class U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+#ifndef NDEBUG
+    if constexpr (std::is_same_v<U, uint8_t>) *p = kUnsetByte;
+#endif
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+// Owned bytes. ByteVec(n) and resize(n) leave the new bytes unset, for the
+// decode path that overwrites them at once (zeroing every decoded buffer
+// first was 8 % of the CPU of a layout pass over sparse8, BENCHMARKS.md session 24);
+// ByteVec(n, 0) and resize(n, 0) zero them.
+using ByteVec = std::vector<uint8_t, NoInitAllocator<uint8_t>>;
 
 inline Bytes AsBytes(std::string_view s) {
   return Bytes(reinterpret_cast<const uint8_t*>(s.data()), s.size());

@@ -345,7 +345,7 @@ Result<Parts> RunForward(const Filter& f, Datatype type, uint64_t cell_size, Par
       ByteVec data;
       for (const ByteVec& p : in.data) {
         md.Put<uint32_t>(static_cast<uint32_t>(p.size()));
-        ByteVec s(p.size());
+        ByteVec s(p.size(), 0);
         if (f.type == FilterType::kByteshuffle) {
           ByteShuffle(p.data(), p.size(), ts, s.data());
         } else if (ts == 0 || p.size() % ts != 0 || p.size() % 8 != 0) {

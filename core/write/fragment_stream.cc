@@ -195,8 +195,8 @@ Range CoordRange(const WriteField& f, const TileBuf& t) {
           if (v < mn) mn = v;
           if (v > mx) mx = v;
         }
-        r.lo.resize(sizeof(T));
-        r.hi.resize(sizeof(T));
+        r.lo.resize(sizeof(T), 0);
+        r.hi.resize(sizeof(T), 0);
         std::memcpy(r.lo.data(), &mn, sizeof(T));
         std::memcpy(r.hi.data(), &mx, sizeof(T));
       })) {

@@ -136,7 +136,7 @@ Result<ByteVec> EncodeValue(Datatype t, const Json& v, std::string_view where) {
     return Error::InvalidArgument(
         fmt::format("schema.json: {}: bad {} value {}", where, DatatypeName(t), v.dump()));
   };
-  ByteVec out(DatatypeSize(t));
+  ByteVec out(DatatypeSize(t), 0);
   auto put = [&](auto x) { std::memcpy(out.data(), &x, sizeof(x)); };
   if (IsFloat(t)) {
     double d;

@@ -141,7 +141,7 @@ class SyntheticValues {
       const uint64_t vs = kind.size;
       if (!f.var) {
         const size_t at = b.data.size();
-        b.data.resize(at + f.cell_size);
+        b.data.resize(at + f.cell_size, 0);
         for (uint32_t k = 0; k < f.cell_val_num; ++k) {
           PutValue(kind, Fmix(h + kGolden * (k + 1)), b.data.data() + at + k * vs);
         }
@@ -151,7 +151,7 @@ class SyntheticValues {
         const bool text = text_[a];
         const uint64_t count = text ? len % 13 : len % 4;
         const size_t at = b.data.size();
-        b.data.resize(at + count * vs);
+        b.data.resize(at + count * vs, 0);
         uint8_t* out = b.data.data() + at;
         if (text && vs == 1) {
           const uint64_t g = Fmix(h + kGolden);
@@ -324,7 +324,7 @@ class SparseSampler {
 
 // A coordinate uniformly in the domain of an integer or float dimension.
 ByteVec RandomCoord(const Dimension& d, uint64_t h) {
-  ByteVec out(DatatypeSize(d.type));
+  ByteVec out(DatatypeSize(d.type), 0);
   if (IsFloat(d.type)) {
     const double u = static_cast<double>(h >> 11) * 0x1.0p-53;
     if (d.type == Datatype::kFloat32) {
@@ -405,7 +405,7 @@ Result<std::string> WriteUnorderedSparse(const std::string& array_dir, const Arr
 }
 
 ByteVec DimBytes(const Dimension& d, __int128 v) {
-  ByteVec out(DatatypeSize(d.type));
+  ByteVec out(DatatypeSize(d.type), 0);
   std::memcpy(out.data(), &v, out.size());  // little-endian: the low bytes
   return out;
 }
@@ -535,7 +535,7 @@ Result<std::vector<std::string>> WriteSyntheticFragments(
               for (size_t d = 0; d < D; ++d) {
                 TileBuf& b = tiles[A + d];
                 const size_t at = b.data.size();
-                b.data.resize(at + sizes[d]);
+                b.data.resize(at + sizes[d], 0);
                 std::memcpy(b.data.data() + at, &c[d], sizes[d]);
                 ++b.cells;
                 key = FoldKey(key, d, static_cast<uint64_t>(c[d]));

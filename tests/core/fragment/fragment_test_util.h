@@ -28,7 +28,7 @@ class Writer {
   template <class T>
   Writer& Put(T v) {
     size_t at = out_.size();
-    out_.resize(at + sizeof(T));
+    out_.resize(at + sizeof(T), 0);
     std::memcpy(out_.data() + at, &v, sizeof(T));
     return *this;
   }
@@ -52,7 +52,7 @@ class Writer {
 
 template <class T>
 ByteVec Le(T v) {
-  ByteVec b(sizeof(T));
+  ByteVec b(sizeof(T), 0);
   std::memcpy(b.data(), &v, sizeof(T));
   return b;
 }

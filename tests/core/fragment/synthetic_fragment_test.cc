@@ -29,7 +29,7 @@ Loaded LoadSynthetic(SyntheticFragment& sf, bool write_data_files = false) {
   l.dir = HasFragmentFooter(sf.version) && sf.version >= 12 ? "__fragments/" + name : name;
   l.storage->Put(l.dir + "/__fragment_metadata.tdb", sf.file);
   if (write_data_files && !sf.dense && !HasPerDimensionFiles(sf.version)) {
-    l.storage->Put(l.dir + "/__coords.tdb", ByteVec(16));
+    l.storage->Put(l.dir + "/__coords.tdb", ByteVec(16, 0));
   }
   l.schemas[sf.schema.name] = std::make_shared<const ArraySchema>(sf.schema);
   l.md = FragmentMetadata::Load(l.storage, l.dir, ParsedName(name), l.schemas, nullptr);
@@ -288,7 +288,7 @@ TEST(SyntheticFragment, LegacyVersions1And2) {
       auto storage = std::make_shared<MemoryStorage>();
       const std::string dir = FragmentName(v);
       storage->Put(dir + "/__fragment_metadata.tdb", GenericTileBytes(payload, v));
-      if (!dense) storage->Put(dir + "/__coords.tdb", ByteVec(40));
+      if (!dense) storage->Put(dir + "/__coords.tdb", ByteVec(40, 0));
       SchemaMap schemas{{kLegacySchemaName, std::make_shared<const ArraySchema>(s)}};
       auto m = FragmentMetadata::Load(storage, dir, ParsedName(dir), schemas, nullptr);
       ASSERT_TRUE(m.ok()) << m.error().ToString();
@@ -348,7 +348,7 @@ TEST(SyntheticFragment, FromFooterOfEveryVersion) {
   // Format 1-2 fragments have no footer to consolidate.
   auto storage = std::make_shared<MemoryStorage>();
   auto m = FragmentMetadata::FromFooter(storage, FragmentName(2), ParsedName(FragmentName(2)),
-                                        ByteVec(16), 0, {}, nullptr);
+                                        ByteVec(16, 0), 0, {}, nullptr);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code(), ErrorCode::kInvalidArgument);
 }

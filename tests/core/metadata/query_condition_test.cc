@@ -21,7 +21,7 @@ using testing::Writer;
 
 template <class T>
 ByteVec V(T x) {
-  ByteVec b(sizeof(T));
+  ByteVec b(sizeof(T), 0);
   std::memcpy(b.data(), &x, sizeof(T));
   return b;
 }

@@ -17,7 +17,7 @@ class Writer {
   template <class T>
   Writer& Put(T v) {
     size_t at = out_.size();
-    out_.resize(at + sizeof(T));
+    out_.resize(at + sizeof(T), 0);
     std::memcpy(out_.data() + at, &v, sizeof(T));
     return *this;
   }
@@ -49,7 +49,7 @@ ByteVec Le(std::initializer_list<T> values) {
   ByteVec out;
   for (T v : values) {
     size_t at = out.size();
-    out.resize(at + sizeof(T));
+    out.resize(at + sizeof(T), 0);
     std::memcpy(out.data() + at, &v, sizeof(T));
   }
   return out;

@@ -17,7 +17,7 @@ namespace {
 
 template <typename T>
 ByteVec Raw(const std::vector<T>& v) {
-  ByteVec out(v.size() * sizeof(T));
+  ByteVec out(v.size() * sizeof(T), 0);
   std::memcpy(out.data(), v.data(), out.size());
   return out;
 }

@@ -35,7 +35,7 @@ const fs::path kCorpus = fs::path(TILEDBFS_TEST_DATA) / "corpus";
 
 template <class T>
 ByteVec Raw(const std::vector<T>& v) {
-  ByteVec out(v.size() * sizeof(T));
+  ByteVec out(v.size() * sizeof(T), 0);
   if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
   return out;
 }
@@ -265,7 +265,7 @@ TEST(MetadataWriterTest, BadValuesAreRefusedClearly) {
   bad.key = "k";
   bad.value.type = Datatype::kInt32;
   bad.value.num = 2;
-  bad.value.value = ByteVec(4);
+  bad.value.value = ByteVec(4, 0);
   auto p = SerializeMetadataEntries({bad});
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.error().message().find("4 bytes for 2 values"), std::string::npos);

@@ -47,7 +47,7 @@ FilterPipeline Pipeline(uint32_t chunk, std::vector<FilterType> types) {
 // 100,000 uint64 values: chunks of 64 KiB (8192 values; TileDB's writer
 // and ours cut fixed tiles at 64 KiB, whatever the pipeline's max chunk size).
 ByteVec Values() {
-  ByteVec tile(100000 * 8);
+  ByteVec tile(100000 * 8, 0);
   for (uint64_t i = 0; i < 100000; ++i) {
     uint64_t v = i * 2654435761u;
     std::memcpy(tile.data() + i * 8, &v, 8);
@@ -333,7 +333,7 @@ TEST_F(PartialReadTest, SequentialReadersPastTheStreamBudgetReadParts) {
   ReadState state;
   state.parts = true;
   constexpr uint64_t kCells = 384 * 512, kRows = 16;  // 16 rows of 512 cells per read
-  std::vector<uint8_t> out(kCells * 8);
+  ByteVec out(kCells * 8, 0);
   for (uint64_t i = 0; i < 256 * 512; i += kRows * 512) {
     auto part = view->ReadFieldRange("f", i, kRows * 512, &state, out.data() + i * 8);
     ASSERT_TRUE(part.ok()) << part.error().ToString();
@@ -458,7 +458,7 @@ TEST_F(PartialReadTest, SequentialReadsDecodeTheNextTilesAhead) {
   // row 128: tiles (0, 1) and (1, 0) decoded ahead.
   EXPECT_EQ(cache->used_bytes(), 3 * kTile);
   // The rest, in pieces: the same bytes, the cache within its budget.
-  std::vector<uint8_t> out(whole->data.size());
+  ByteVec out(whole->data.size(), 0);
   std::memcpy(out.data(), first->data.data(), 80);
   for (uint64_t i = 10; i < 384 * 512; i += 5000) {
     const uint64_t count = std::min<uint64_t>(5000, 384 * 512 - i);

@@ -47,8 +47,8 @@ class ReleaseTilesTest : public ::testing::Test {
 
   static Range Int64Range(int64_t lo, int64_t hi) {
     Range r;
-    r.lo.resize(8);
-    r.hi.resize(8);
+    r.lo.resize(8, 0);
+    r.hi.resize(8, 0);
     std::memcpy(r.lo.data(), &lo, 8);
     std::memcpy(r.hi.data(), &hi, 8);
     return r;
@@ -206,7 +206,7 @@ TEST_F(ReleaseTilesTest, ReleasedTilesLeaveOnlyAViewTooBigForTheCache) {
     ASSERT_TRUE(view);
     const ViewInputs vin = Inputs(*view);
     ReadState state;
-    std::vector<uint8_t> vs(n * 8);
+    ByteVec vs(n * 8, 0);
     std::string ss;
     size_t released = 0;
     uint64_t from = 0;

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 template <class T>
 ByteVec One(T v) {
-  ByteVec out(sizeof(T));
+  ByteVec out(sizeof(T), 0);
   std::memcpy(out.data(), &v, sizeof(T));
   return out;
 }
@@ -147,7 +147,7 @@ TEST_F(StreamTest, MultiTileDenseStreamedReadsBackAndEqualsTheBatchPath) {
     WriteBatch b;
     std::vector<double> fs_;
     std::vector<int32_t> ns;
-    std::vector<uint8_t> valid;
+    ByteVec valid;
     std::vector<std::string> ss;
     for (int64_t r = r0; r <= r1; ++r) {
       for (int64_t c = c0; c <= c1; ++c) {

@@ -29,7 +29,7 @@ const fs::path kCorpus = fs::path(TILEDBFS_TEST_DATA) / "corpus";
 
 template <class T>
 ByteVec Raw(const std::vector<T>& v) {
-  ByteVec out(v.size() * sizeof(T));
+  ByteVec out(v.size() * sizeof(T), 0);
   if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
   return out;
 }
@@ -165,7 +165,7 @@ TEST(FilterWriterTest, VarDataTileKeepsCellsWholeAcrossChunks) {
 
 TEST(FilterWriterTest, GenericTileDecodes) {
   for (uint64_t size : {0, 1, 100, 200000}) {
-    ByteVec payload(size);
+    ByteVec payload(size, 0);
     for (uint64_t i = 0; i < size; ++i) payload[i] = static_cast<uint8_t>(i * 7);
     auto t = EncodeGenericTile(payload, kWriteFormatVersion);
     ASSERT_TRUE(t.ok());

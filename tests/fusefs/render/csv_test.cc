@@ -60,7 +60,7 @@ Column Ints(std::string name, std::vector<int32_t> values) {
   c.name = std::move(name);
   c.type = Datatype::kInt32;
   c.cell_count = values.size();
-  c.data.resize(values.size() * 4);
+  c.data.resize(values.size() * 4, 0);
   if (!values.empty()) std::memcpy(c.data.data(), values.data(), c.data.size());
   return c;
 }
@@ -274,7 +274,7 @@ void ExpectWidthClasses(Datatype type) {
     c.name = "x";
     c.type = type;
     c.cell_count = 1;
-    c.data.resize(sizeof(T));
+    c.data.resize(sizeof(T), 0);
     std::memcpy(c.data.data(), &v, sizeof(T));
     auto table = CsvTable::Make({{&c, nullptr}}, false);
     ASSERT_TRUE(table.ok());

@@ -126,7 +126,7 @@ inline CorpusView LoadCorpusView(const std::string& dir) {
       }
       // A number of a fixed-size enumeration, stored in its type.
       const size_t at = en.data.size();
-      en.data.resize(at + core::DatatypeSize(en.type));
+      en.data.resize(at + core::DatatypeSize(en.type), 0);
       uint8_t* out = en.data.data() + at;
       if (en.type == core::Datatype::kFloat64) {
         const double d = value.get<double>();
