@@ -8,6 +8,21 @@
 #include "core/read/coords.h"
 
 namespace tiledbfs::core {
+namespace {
+
+// Appends the cells of `from` to `to` (the same field).
+void AppendColumn(Column& to, const Column& from) {
+  to.data.insert(to.data.end(), from.data.begin(), from.data.end());
+  if (to.var() && !from.offsets.empty()) {
+    const uint64_t base = to.offsets.empty() ? 0 : to.offsets.back();
+    if (to.offsets.empty()) to.offsets.push_back(0);
+    for (size_t i = 1; i < from.offsets.size(); ++i) to.offsets.push_back(base + from.offsets[i]);
+  }
+  to.validity.insert(to.validity.end(), from.validity.begin(), from.validity.end());
+  to.cell_count += from.cell_count;
+}
+
+}  // namespace
 
 const ViewInputs& ArrayView::Inputs() const {
   if (source_) {
@@ -36,6 +51,41 @@ Result<const CellIndex*> ArrayView::Index() const {
   return &*index_;
 }
 
+Result<const SparseWindows*> ArrayView::Windows() const {
+  const SparseWindows* none = nullptr;
+  if (schema_->dense()) return none;
+  const ViewInputs& in = Inputs();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!windows_) {
+    if (index_) return none;
+    ASSIGN_OR_RETURN(std::unique_ptr<SparseWindows> w,
+                     SparseWindows::Make(in, in.index_window_cells));
+    windows_ = std::move(w);
+  }
+  return windows_->get();
+}
+
+std::shared_ptr<const ArrayView> ArrayView::WithIndexWindow(uint64_t cells) const {
+  ViewInputs in = Inputs();
+  in.index_window_cells = cells;
+  return std::make_shared<const ArrayView>(schema_, std::move(in), instant_, cache_);
+}
+
+Result<size_t> ArrayView::IndexWindows() const {
+  ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
+  return windows == nullptr ? 0 : windows->windows();
+}
+
+Status ArrayView::CheckStoredCells(uint64_t view_cells) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stored_ && stored_->cell_count != view_cells) {
+    return Error::Corrupt(fmt::format(
+        "the fragments hold {} cells but the view {}: a fragment holds duplicate coordinates",
+        stored_->cell_count, view_cells));
+  }
+  return Ok();
+}
+
 bool ArrayView::KeepsEveryStoredCell() const {
   const ViewInputs& in = Inputs();
   std::lock_guard<std::mutex> lock(mu_);
@@ -46,11 +96,17 @@ bool ArrayView::KeepsEveryStoredCell() const {
 bool ArrayView::IndexlessStored() const {
   if (!KeepsEveryStoredCell()) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  return !index_;
+  // Once the view's own cells are known (the index built, or every window
+  // counted), they are the count.
+  return !index_ && !(windows_ && *windows_ && (*windows_)->Counted());
 }
 
 Result<const CellIndex*> ArrayView::StoredTilesIndex() const {
-  if (!IndexlessStored()) return Index();
+  if (!IndexlessStored()) {
+    ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
+    if (windows != nullptr) return &windows->tiles();
+    return Index();
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (index_) return &*index_;
   if (!stored_) {
@@ -62,6 +118,10 @@ Result<const CellIndex*> ArrayView::StoredTilesIndex() const {
 }
 
 Result<uint64_t> ArrayView::CellCount() const {
+  if (!IndexlessStored()) {
+    ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
+    if (windows != nullptr) return windows->CellCount();
+  }
   ASSIGN_OR_RETURN(const CellIndex* index, StoredTilesIndex());
   return index->cell_count;
 }
@@ -77,18 +137,33 @@ Result<std::vector<uint64_t>> ArrayView::Shape() const {
 }
 
 Result<std::vector<Range>> ArrayView::NonEmptyDomain() const {
+  ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
+  if (windows != nullptr) {
+    ASSIGN_OR_RETURN(std::vector<Range> box, windows->Box());
+    ASSIGN_OR_RETURN(uint64_t cells, windows->CellCount());
+    TRY(CheckStoredCells(cells));
+    return box;
+  }
   ASSIGN_OR_RETURN(const CellIndex* index, Index());
   if (index->cell_count == 0) return std::vector<Range>{};
   return index->box;
 }
 
 Result<Column> ArrayView::ReadField(const std::string& name) const {
+  // The view's own cells (its index's), not a count from the fragments.
+  ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
+  if (windows != nullptr) {
+    ASSIGN_OR_RETURN(uint64_t cells, windows->CellCount());
+    return ReadWindowed(*windows, name, 0, cells, nullptr, nullptr, nullptr);
+  }
   ASSIGN_OR_RETURN(const CellIndex* index, Index());
   return ReadFieldRange(name, 0, index->cell_count);
 }
 
 Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first, uint64_t count,
                                          ReadState* state, uint8_t* into, Pieces* pieces) const {
+  ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
+  if (windows != nullptr) return ReadWindowed(*windows, name, first, count, state, into, pieces);
   ASSIGN_OR_RETURN(const CellIndex* index, Index());
   if (first > index->cell_count || count > index->cell_count - first) {
     return Error::InvalidArgument(
@@ -102,6 +177,50 @@ Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first
   return GatherAttribute(Inputs(), *index, name, first, count, *cache_, state, into, pieces);
 }
 
+Result<Column> ArrayView::ReadWindowed(const SparseWindows& windows, const std::string& name,
+                                       uint64_t first, uint64_t count, ReadState* state,
+                                       uint8_t* into, Pieces* pieces) const {
+  ASSIGN_OR_RETURN(uint64_t cells, CellCount());
+  if (first > cells || count > cells - first) {
+    return Error::InvalidArgument(
+        fmt::format("{}: cells [{}, +{}) of {}", name, first, count, cells));
+  }
+  const int d = schema_->DimensionIndex(name);
+  auto read = [&](const CellIndex& index, uint64_t at, uint64_t n, uint8_t* to) {
+    if (d >= 0) return Result<Column>(SparseDimensionColumn(*schema_, index, d, at, n));
+    return GatherAttribute(Inputs(), index, name, at, n, *cache_, state, to, pieces);
+  };
+  if (count == 0) return read(windows.tiles(), 0, 0, into);
+  Column out;
+  uint64_t done = 0, cell_size = 0;
+  while (done < count) {
+    Result<SparseWindows::Part> part = windows.Locate(first + done);
+    if (!part.ok()) {
+      // Past the windows' cells, inside the cells the fragments hold.
+      if (part.error().code() == ErrorCode::kInvalidArgument) {
+        ASSIGN_OR_RETURN(uint64_t view_cells, windows.CellCount());
+        TRY(CheckStoredCells(view_cells));
+      }
+      return part.error();
+    }
+    const uint64_t at = first + done - part->first;
+    const uint64_t n = std::min(count - done, part->index->cell_count - at);
+    ASSIGN_OR_RETURN(Column c, read(*part->index, at, n, into ? into + done * cell_size : nullptr));
+    if (done == 0) {
+      out = std::move(c);
+      cell_size = out.cell_size();
+    } else {
+      AppendColumn(out, c);
+    }
+    done += n;
+  }
+  if (first + count == cells) {
+    ASSIGN_OR_RETURN(uint64_t view_cells, windows.CellCount());
+    TRY(CheckStoredCells(view_cells));
+  }
+  return out;
+}
+
 Result<std::optional<std::vector<uint64_t>>> ArrayView::CountDimensionValues(
     const std::string& name, std::span<const uint64_t> bounds) const {
   const int d = schema_->DimensionIndex(name);
@@ -109,6 +228,20 @@ Result<std::optional<std::vector<uint64_t>>> ArrayView::CountDimensionValues(
   if (schema_->dense()) return std::optional<std::vector<uint64_t>>();
   if (IndexlessStored()) {
     return CountStoredDimensionValues(Inputs(), static_cast<size_t>(d), bounds);
+  }
+  ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
+  if (windows != nullptr) {
+    std::vector<uint64_t> total(bounds.size() + 1, 0);
+    bool packed = true;
+    TRY(windows->ForEach([&](const CellIndex& part) -> Status {
+      std::optional<std::vector<uint64_t>> counts =
+          core::CountDimensionValues(part, static_cast<size_t>(d), bounds);
+      if (!counts) packed = false;
+      for (size_t i = 0; counts && i < total.size(); ++i) total[i] += (*counts)[i];
+      return Ok();
+    }));
+    if (!packed) return std::optional<std::vector<uint64_t>>();
+    return std::optional<std::vector<uint64_t>>(std::move(total));
   }
   ASSIGN_OR_RETURN(const CellIndex* index, Index());
   return core::CountDimensionValues(*index, static_cast<size_t>(d), bounds);
@@ -126,6 +259,16 @@ Result<std::optional<StoredOrder>> ArrayView::StoredChunks(uint64_t chunk_cells)
           fmt::format("view tile of fragment {} of {}", t.fragment, in.fragments.size()));
     }
     tile_cells.push_back(in.fragments[t.fragment]->TileCellNum(t.tile));
+  }
+  ASSIGN_OR_RETURN(const SparseWindows* windows,
+                   IndexlessStored() ? Result<const SparseWindows*>(nullptr) : Windows());
+  if (windows != nullptr) {
+    ASSIGN_OR_RETURN(uint64_t cells, windows->CellCount());
+    ASSIGN_OR_RETURN(StoredOrder order, StoredOrder::Make(*index, cells, tile_cells, chunk_cells,
+                                                          [windows](const auto& each) {
+                                                            return windows->ForEach(each);
+                                                          }));
+    return std::optional<StoredOrder>(std::move(order));
   }
   ASSIGN_OR_RETURN(StoredOrder order, StoredOrder::Make(*index, tile_cells, chunk_cells));
   return std::optional<StoredOrder>(std::move(order));
@@ -153,6 +296,15 @@ Result<std::vector<Column>> ArrayView::ReadStoredChunk(
 size_t ArrayView::ReleaseTiles(const std::vector<std::string>& names, uint64_t from,
                                uint64_t to) const {
   if (schema_->dense() || from >= to) return 0;
+  auto windows = Windows();
+  if (windows.ok() && *windows != nullptr) {
+    if (!OverBudget(names)) return 0;
+    size_t dropped = 0;
+    for (size_t t : (*windows)->TilesEndingIn(from, to)) {
+      dropped += DropTile((*windows)->tiles(), t, names);
+    }
+    return dropped;
+  }
   auto index = Index();
   if (!index.ok() || !OverBudget(names)) return 0;
   std::vector<size_t> done;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/read/cell_index.h"
+#include "core/read/sparse_windows.h"
 
 namespace tiledbfs::core {
 
@@ -53,6 +54,13 @@ class ArrayView {
     return Inputs().fragments;
   }
   bool dense() const { return schema_->dense(); }
+
+  // The same view, fresh (no index built), its sparse index cut into
+  // windows of about `cells` cells (sparse_windows.h; ViewInputs).
+  std::shared_ptr<const ArrayView> WithIndexWindow(uint64_t cells) const;
+  // How many windows the sparse index is cut into; 0 where it is built
+  // whole (or the view is dense).
+  Result<size_t> IndexWindows() const;
 
   // Number of cells (builds the cell index on first use; a view that
   // KeepsEveryStoredCell counts its stored cells instead, and its index,
@@ -118,11 +126,22 @@ class ArrayView {
 
  private:
   Result<const CellIndex*> Index() const;
+  // A sparse view indexed a window of rows at a time (sparse_windows.h),
+  // decided once; null for a view indexed whole (Index()).
+  Result<const SparseWindows*> Windows() const;
+  // ReadFieldRange through the windows.
+  Result<Column> ReadWindowed(const SparseWindows& windows, const std::string& name, uint64_t first,
+                              uint64_t count, ReadState* state, uint8_t* into,
+                              Pieces* pieces) const;
+  // kCorrupt where the view's cells, counted, are not the stored cells a
+  // view that KeepsEveryStoredCell was sized from.
+  Status CheckStoredCells(uint64_t view_cells) const;
   // The index if built; else, for a view that KeepsEveryStoredCell, the
   // one in storage order alone (BuildStoredIndex, kept); else Index().
   // Either serves StoredOrder and the tile lists of AttributeTileBytes.
   Result<const CellIndex*> StoredTilesIndex() const;
-  // Whether the view KeepsEveryStoredCell and its index is not built yet.
+  // Whether the view KeepsEveryStoredCell and its index is not built yet
+  // (nor every window counted).
   bool IndexlessStored() const;
   // Whether the view's tiles of the attributes `names` take more than the
   // cache's budget (AttributeTileBytes, kept per name).
@@ -143,6 +162,7 @@ class ArrayView {
   std::shared_ptr<TileCache> cache_;
   mutable std::mutex mu_;
   mutable std::optional<CellIndex> index_;
+  mutable std::optional<std::unique_ptr<SparseWindows>> windows_;  // Windows(), decided once (mu_)
   mutable std::optional<bool> keeps_every_;  // KeepsEveryStoredCell, found once (mu_)
   mutable std::optional<CellIndex> stored_;  // BuildStoredIndex, kept once built (mu_)
   // ReleaseTiles and OverBudget (release_mu_): the index's tiles as (end,

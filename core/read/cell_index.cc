@@ -640,20 +640,21 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
 // decoded, turned into keys and dropped, and the index keeps one uint64 per
 // cell. nullopt when the view does not qualify (or a coordinate lies outside
 // its fragment's non-empty domain): the caller takes the generic path.
-Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
+}  // namespace
+
+Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
   const ArraySchema& schema = *in.schema;
   const size_t dims = schema.dimensions.size();
-  if (!in.deletes.empty() || dims == 0) return std::optional<CellIndex>();
-  std::vector<Datatype> types;
+  if (!in.deletes.empty() || dims == 0) return std::optional<PackedPlan>();
+  PackedPlan plan;
+  OrderInput& order = plan.order;
   for (const Dimension& d : schema.dimensions) {
-    if (d.var() || !Packable(d.type)) return std::optional<CellIndex>();
-    types.push_back(d.type);
+    if (d.var() || !Packable(d.type)) return std::optional<PackedPlan>();
+    order.types.push_back(d.type);
   }
-  OrderInput order;
-  order.types = types;
   order.dedup = in.dedup && !schema.allows_dups;
   std::vector<uint64_t> lo(dims, UINT64_MAX), hi(dims, 0);
-  uint64_t max_cells = 0, total_cells = 0;
+  uint64_t max_cells = 0;
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
     const FragmentMetadata& frag = *in.fragments[fi];
     if (frag.schema().dimensions.size() != dims) {
@@ -663,19 +664,19 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
     if (frag.tile_num() == 0) continue;
     const FragmentFooter& ft = frag.footer();
     if (ft.null_non_empty_domain || ft.non_empty_domain.size() != dims) {
-      return std::optional<CellIndex>();
+      return std::optional<PackedPlan>();
     }
     for (size_t d = 0; d < dims; ++d) {
       const Range& r = ft.non_empty_domain[d];
-      const uint64_t size = DatatypeSize(types[d]);
-      if (r.lo.size() != size || r.hi.size() != size) return std::optional<CellIndex>();
-      lo[d] = std::min(lo[d], OrderedValue(types[d], r.lo.data()));
-      hi[d] = std::max(hi[d], OrderedValue(types[d], r.hi.data()));
+      const uint64_t size = DatatypeSize(order.types[d]);
+      if (r.lo.size() != size || r.hi.size() != size) return std::optional<PackedPlan>();
+      lo[d] = std::min(lo[d], OrderedValue(order.types[d], r.lo.data()));
+      hi[d] = std::max(hi[d], OrderedValue(order.types[d], r.hi.data()));
     }
     for (uint64_t t = 0; t < frag.tile_num(); ++t) {
       const uint64_t n = frag.TileCellNum(t);
       max_cells = std::max(max_cells, n);
-      total_cells += n;
+      plan.total_cells += n;
       OrderTile ot;
       ot.fragment = static_cast<uint32_t>(fi);
       ot.tile = t;
@@ -683,120 +684,199 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
       order.tiles.push_back(std::move(ot));
     }
   }
-  CellIndex index;
-  index.box.resize(dims);
-  if (order.tiles.empty()) return std::optional<CellIndex>(std::move(index));
+  if (order.tiles.empty()) return std::optional<PackedPlan>(std::move(plan));
   order.pos_bits = BitsFor(max_cells);
   if (order.pos_bits > 32 || BitsFor(order.tiles.size()) + order.pos_bits > 63) {
-    return std::optional<CellIndex>();
+    return std::optional<PackedPlan>();
   }
   const int ord_bits = BitsFor(((order.tiles.size() - 1) << order.pos_bits) | max_cells);
-  std::optional<KeyPacking> plan = KeyPacking::Plan(lo, hi, ord_bits);
-  if (!plan) return std::optional<CellIndex>();
-  const KeyPacking& k = *plan;
-  if (total_cells > DefaultLimits().max_view_cells) {
-    return Error::OutOfMemory(
-        fmt::format("sparse view of more than {} cells", DefaultLimits().max_view_cells));
-  }
+  std::optional<KeyPacking> packing = KeyPacking::Plan(lo, hi, ord_bits);
+  if (!packing) return std::optional<PackedPlan>();
+  plan.packing = std::move(*packing);
+  return std::optional<PackedPlan>(std::move(plan));
+}
+
+Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(const ViewInputs& in,
+                                                              const PackedPlan& plan,
+                                                              std::span<const PackedTile> tiles,
+                                                              uint64_t lo, uint64_t hi,
+                                                              CoordCarry* carry) {
+  using Cells = std::optional<std::vector<uint64_t>>;
+  const KeyPacking& k = plan.packing;
+  const size_t dims = plan.order.types.size();
+  const std::vector<Datatype>& types = plan.order.types;
+  OrderInput order = plan.order;  // its tiles get this build's stamps
   std::vector<uint64_t> cells;
-  cells.reserve(total_cells);
-  std::vector<std::vector<DecodedTile>> stamps(in.fragments.size());
+  // Room for the cells expected in [lo, hi]: each tile's spread evenly
+  // over its rows (exact for a build of every row), and a little more.
+  double expected = 0;
+  uint64_t most = 0;
+  for (const PackedTile& pt : tiles) {
+    if (pt.tile >= order.tiles.size()) {
+      return Error::InvalidArgument(
+          fmt::format("packed tile {} of {}", pt.tile, order.tiles.size()));
+    }
+    const OrderTile& ot = order.tiles[pt.tile];
+    const uint64_t n = in.fragments[ot.fragment]->TileCellNum(ot.tile);
+    most = std::max(most, n);
+    if (lo <= pt.lo && hi >= pt.hi) {
+      expected += static_cast<double>(n);
+    } else if (lo <= pt.hi && hi >= pt.lo) {
+      const double rows = static_cast<double>(pt.hi - pt.lo) + 1.0;
+      const double in_range = static_cast<double>(std::min(hi, pt.hi) - std::max(lo, pt.lo)) + 1.0;
+      expected += static_cast<double>(n) * in_range / rows;
+    }
+  }
+  const bool whole = lo == 0 && hi == UINT64_MAX;
+  cells.reserve(static_cast<uint64_t>(expected * (whole ? 1.0 : 1.125)) + (whole ? 0 : most));
+  std::vector<DecodedTile> stamps(tiles.size());
   // Per tile of the order once a fragment has delete timestamps, else empty.
   std::vector<DecodedTile> deleted;
+  CoordCarry kept;
   // Coordinate tiles are read a window at a time (at most 256 tiles or
-  // about 32 MiB of coordinates), their small files together and decoded on
+  // about 8 MiB of coordinates), their small files together and decoded on
   // every core (ReadTiles): a view of many small fragments would otherwise
-  // open and read its files one after another.
+  // open and read its files one after another. Tiles the previous build
+  // carried over are not read again.
   std::vector<std::optional<Result<std::vector<DecodedTile>>>> window;
   size_t window_first = 0;
   auto read_window = [&](size_t from) {
     constexpr size_t kMaxTiles = 256;
-    constexpr uint64_t kMaxBytes = uint64_t{32} << 20;
+    constexpr uint64_t kMaxBytes = uint64_t{8} << 20;
     size_t to = from;
     uint64_t bytes = 0;
-    while (to < order.tiles.size() && to - from < kMaxTiles && bytes < kMaxBytes) {
-      const OrderTile& ot = order.tiles[to++];
-      bytes += in.fragments[ot.fragment]->TileCellNum(ot.tile) * dims * 8;
-    }
-    std::vector<std::pair<uint32_t, uint64_t>> tiles;
-    for (size_t i = from; i < to; ++i)
-      tiles.emplace_back(order.tiles[i].fragment, order.tiles[i].tile);
+    std::vector<std::pair<uint32_t, uint64_t>> wanted;
+    std::vector<size_t> slots;
     window.clear();
-    for (auto& r : ReadCoordTileBatch(in, tiles, dims)) window.emplace_back(std::move(r));
-    window_first = from;
-  };
-  size_t gt = 0;
-  for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
-    const FragmentMetadata& frag = *in.fragments[fi];
-    const uint64_t tiles = frag.tile_num();
-    if (tiles == 0) continue;
-    const FragmentFooter& ft = frag.footer();
-    if (ft.has_timestamps) stamps[fi].resize(tiles);
-    for (uint64_t t = 0; t < tiles; ++t, ++gt) {
-      if (gt >= window_first + window.size()) read_window(gt);
-      ASSIGN_OR_RETURN(std::vector<DecodedTile> coords, std::move(*window[gt - window_first]));
-      const uint64_t cell_num = frag.TileCellNum(t);
-      for (size_t d = 0; d < dims; ++d) {
-        const DecodedTile& dt = coords[d];
-        if (dt.cell_num != cell_num) {
-          return Error::Corrupt(fmt::format("{}: tile {} has {} coordinates, expected {}",
-                                            frag.dir(), t, dt.cell_num, cell_num));
-        }
-        if (!dt.offsets.empty() || dt.cell_size != DatatypeSize(types[d])) {
-          return std::optional<CellIndex>();
-        }
-      }
-      OrderTile& ot = order.tiles[gt];
-      DecodedTile* tile_stamps = ft.has_timestamps ? &stamps[fi][t] : nullptr;
-      TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps,
-                         DeletedSlot(in, ft, deleted, gt, order.tiles.size())));
-      ot.stamps = tile_stamps;
-      const uint64_t base = uint64_t{gt} << order.pos_bits;
-      const bool filter = in.filter_timestamps && ft.has_timestamps;
-      const size_t first = cells.size();
-      AppendVisibleCells(in, filter ? tile_stamps : nullptr, base, cell_num, cells);
-      // Keys, dimension by dimension; a coordinate outside the bounds
-      // means the non-empty domain lied: take the generic path.
-      uint64_t bad = 0;
-      for (size_t d = 0; d < dims; ++d) {
-        const uint8_t* values = coords[d].fixed.data();
-        const uint64_t size = DatatypeSize(types[d]);
-        const uint64_t dlo = k.lo[d], range = k.hi[d] - k.lo[d];
-        const int at = k.ord_bits + k.shift[d];
-        const uint64_t mask = (uint64_t{1} << order.pos_bits) - 1;
-        // A dimension with one value may sit at bit 64: no key bits.
-        const int sh = at < 64 ? at : 0;
-        const uint64_t keep = at < 64 ? ~uint64_t{0} : 0;
-        if (size == 8 && types[d] != Datatype::kUInt64) {
-          // int64-like, the common case: inline.
-          for (size_t i = first; i < cells.size(); ++i) {
-            uint64_t raw;
-            std::memcpy(&raw, values + (cells[i] & mask) * 8, 8);
-            const uint64_t v = (raw ^ (uint64_t{1} << 63)) - dlo;
-            bad |= v > range;
-            cells[i] |= (v << sh) & keep;
-          }
+    while (to < tiles.size() && to - from < kMaxTiles && bytes < kMaxBytes) {
+      const size_t gt = tiles[to].tile;
+      const OrderTile& ot = order.tiles[gt];
+      window.emplace_back();
+      if (carry != nullptr) {
+        auto it = carry->find(gt);
+        if (it != carry->end()) {
+          window.back() = std::move(it->second);
+          carry->erase(it);
+          ++to;
           continue;
         }
-        const OrderedLoad load = OrderedLoadFor(types[d]);
-        for (size_t i = first; i < cells.size(); ++i) {
-          const uint64_t v = load(values + (cells[i] & mask) * size) - dlo;
-          bad |= v > range;
-          cells[i] |= (v << sh) & keep;
-        }
       }
-      if (bad) return std::optional<CellIndex>();
+      bytes += in.fragments[ot.fragment]->TileCellNum(ot.tile) * dims * 8;
+      wanted.emplace_back(ot.fragment, ot.tile);
+      slots.push_back(to - from);
+      ++to;
     }
+    std::vector<Result<std::vector<DecodedTile>>> got = ReadCoordTileBatch(in, wanted, dims);
+    for (size_t i = 0; i < got.size(); ++i) window[slots[i]] = std::move(got[i]);
+    window_first = from;
+  };
+  const int at0 = k.ord_bits + k.shift[0];
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    const PackedTile& pt = tiles[i];
+    const size_t gt = pt.tile;
+    OrderTile& ot = order.tiles[gt];
+    const FragmentMetadata& frag = *in.fragments[ot.fragment];
+    const FragmentFooter& ft = frag.footer();
+    if (i >= window_first + window.size()) read_window(i);
+    ASSIGN_OR_RETURN(std::vector<DecodedTile> coords, std::move(*window[i - window_first]));
+    const uint64_t t = ot.tile;
+    const uint64_t cell_num = frag.TileCellNum(t);
+    if (coords.size() != dims) {
+      return Error::Corrupt(fmt::format("{}: tile {} has {} coordinate tiles for {} dimensions",
+                                        frag.dir(), t, coords.size(), dims));
+    }
+    for (size_t d = 0; d < dims; ++d) {
+      const DecodedTile& dt = coords[d];
+      if (dt.cell_num != cell_num) {
+        return Error::Corrupt(fmt::format("{}: tile {} has {} coordinates, expected {}", frag.dir(),
+                                          t, dt.cell_num, cell_num));
+      }
+      if (!dt.offsets.empty() || dt.cell_size != DatatypeSize(types[d])) return Cells();
+    }
+    DecodedTile* tile_stamps = ft.has_timestamps ? &stamps[i] : nullptr;
+    TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps,
+                       DeletedSlot(in, ft, deleted, gt, order.tiles.size())));
+    ot.stamps = tile_stamps;
+    const uint64_t base = uint64_t{gt} << order.pos_bits;
+    const bool filter = in.filter_timestamps && ft.has_timestamps;
+    const size_t first = cells.size();
+    AppendVisibleCells(in, filter ? tile_stamps : nullptr, base, cell_num, cells);
+    // Keys, dimension by dimension; a coordinate outside the bounds
+    // means the non-empty domain lied: take the generic path.
+    uint64_t bad = 0;
+    for (size_t d = 0; d < dims; ++d) {
+      const uint8_t* values = coords[d].fixed.data();
+      const uint64_t size = DatatypeSize(types[d]);
+      const uint64_t dlo = k.lo[d], range = k.hi[d] - k.lo[d];
+      const int at = k.ord_bits + k.shift[d];
+      const uint64_t mask = (uint64_t{1} << order.pos_bits) - 1;
+      // A dimension with one value may sit at bit 64: no key bits.
+      const int sh = at < 64 ? at : 0;
+      const uint64_t keep = at < 64 ? ~uint64_t{0} : 0;
+      if (size == 8 && types[d] != Datatype::kUInt64) {
+        // int64-like, the common case: inline.
+        for (size_t c = first; c < cells.size(); ++c) {
+          uint64_t raw;
+          std::memcpy(&raw, values + (cells[c] & mask) * 8, 8);
+          const uint64_t v = (raw ^ (uint64_t{1} << 63)) - dlo;
+          bad |= v > range;
+          cells[c] |= (v << sh) & keep;
+        }
+        continue;
+      }
+      const OrderedLoad load = OrderedLoadFor(types[d]);
+      for (size_t c = first; c < cells.size(); ++c) {
+        const uint64_t v = load(values + (cells[c] & mask) * size) - dlo;
+        bad |= v > range;
+        cells[c] |= (v << sh) & keep;
+      }
+    }
+    if (bad) return Cells();
+    // Only the cells whose first coordinate lies in [lo, hi]; each must lie
+    // in its tile's rectangle [pt.lo, pt.hi], or a build of another range
+    // would have missed it.
+    if (at0 < 64 && (lo > k.lo[0] || hi < k.hi[0] || pt.lo > k.lo[0] || pt.hi < k.hi[0])) {
+      const uint64_t rlo = std::max(lo, k.lo[0]) - k.lo[0];
+      const uint64_t rhi = std::min(hi, k.hi[0]) - k.lo[0];
+      const uint64_t tlo = std::max(pt.lo, k.lo[0]) - k.lo[0];
+      const uint64_t thi = std::min(pt.hi, k.hi[0]) - k.lo[0];
+      uint64_t outside = 0;
+      size_t w = first;
+      for (size_t c = first; c < cells.size(); ++c) {
+        const uint64_t v = cells[c] >> at0;
+        outside |= static_cast<uint64_t>(v < tlo) | static_cast<uint64_t>(v > thi);
+        if (v >= rlo && v <= rhi) cells[w++] = cells[c];
+      }
+      cells.resize(w);
+      if (outside) {
+        return Error::Corrupt(
+            fmt::format("{}: tile {} holds a cell outside its bounding rectangle (dimension {})",
+                        frag.dir(), t, in.schema->dimensions[0].name));
+      }
+    }
+    if (carry != nullptr && pt.hi > hi) kept.emplace(gt, std::move(coords));
   }
+  if (carry != nullptr) *carry = std::move(kept);
   SortPackedCells(order, k, cells);
   if (!deleted.empty()) {
     DropDeletedCells(
         in, deleted, order.pos_bits, [&k](uint64_t c) { return k.OrdinalOf(c); }, cells);
   }
+  // A range keeps only part of its tiles' cells: give back the rest.
+  if (cells.capacity() - cells.size() > cells.size() / 8) cells.shrink_to_fit();
+  return Cells(std::move(cells));
+}
+
+CellIndex MakePackedIndex(const PackedPlan& plan, std::vector<uint64_t> cells) {
+  const KeyPacking& k = plan.packing;
+  const std::vector<Datatype>& types = plan.order.types;
+  const size_t dims = types.size();
+  CellIndex index;
+  index.box.resize(dims);
   index.cell_count = cells.size();
-  index.pos_bits = order.pos_bits;
-  index.sparse_tiles.reserve(order.tiles.size());
-  for (const OrderTile& t : order.tiles) index.sparse_tiles.push_back({t.fragment, t.tile});
+  index.pos_bits = plan.order.pos_bits;
+  index.sparse_tiles.reserve(plan.order.tiles.size());
+  for (const OrderTile& t : plan.order.tiles) index.sparse_tiles.push_back({t.fragment, t.tile});
   for (size_t d = 0; d < dims && !cells.empty(); ++d) {
     uint64_t mn = UINT64_MAX, mx = 0;
     if (d == 0) {
@@ -815,8 +895,30 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
     FromOrdered(types[d], mx, index.box[d].hi.data());
   }
   index.packed = std::move(cells);
-  index.packing = std::move(plan);
-  return std::optional<CellIndex>(std::move(index));
+  index.packing = plan.packing;
+  return index;
+}
+
+namespace {
+
+Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
+  ASSIGN_OR_RETURN(std::optional<PackedPlan> plan, PlanPackedIndex(in));
+  if (!plan) return std::optional<CellIndex>();
+  if (plan->order.tiles.empty()) {
+    CellIndex index;
+    index.box.resize(in.schema->dimensions.size());
+    return std::optional<CellIndex>(std::move(index));
+  }
+  if (plan->total_cells > DefaultLimits().max_view_cells) {
+    return Error::OutOfMemory(
+        fmt::format("sparse view of more than {} cells", DefaultLimits().max_view_cells));
+  }
+  std::vector<PackedTile> tiles(plan->order.tiles.size());
+  for (size_t t = 0; t < tiles.size(); ++t) tiles[t].tile = t;
+  ASSIGN_OR_RETURN(std::optional<std::vector<uint64_t>> cells,
+                   BuildPackedCells(in, *plan, tiles, 0, UINT64_MAX, nullptr));
+  if (!cells) return std::optional<CellIndex>();
+  return std::optional<CellIndex>(MakePackedIndex(*plan, std::move(*cells)));
 }
 
 }  // namespace
@@ -824,6 +926,14 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
 Result<StoredOrder> StoredOrder::Make(const CellIndex& index,
                                       const std::vector<uint64_t>& tile_cells,
                                       uint64_t chunk_cells) {
+  return Make(
+      index, index.cell_count, tile_cells, chunk_cells,
+      [&index](const std::function<Status(const CellIndex&)>& each) { return each(index); });
+}
+
+Result<StoredOrder> StoredOrder::Make(const CellIndex& index, uint64_t cell_count,
+                                      const std::vector<uint64_t>& tile_cells, uint64_t chunk_cells,
+                                      const PartVisitor& visit) {
   if (index.dense) return Error::InvalidArgument("stored order of a dense view");
   const size_t tiles = index.sparse_tiles.size();
   if (tile_cells.size() != tiles) {
@@ -841,7 +951,7 @@ Result<StoredOrder> StoredOrder::Make(const CellIndex& index,
   }
   const uint64_t total = o.tile_base_[tiles];
   // The index names distinct stored cells: as many as there are means all.
-  o.all_ = index.cell_count == total;
+  o.all_ = cell_count == total;
   o.chunk_bit_.push_back(0);
   if (o.all_) {
     for (uint64_t at = 0; at < total; at += chunk_cells) {
@@ -853,15 +963,22 @@ Result<StoredOrder> StoredOrder::Make(const CellIndex& index,
   }
   const uint64_t mask = (uint64_t{1} << index.pos_bits) - 1;
   o.bits_.assign((total + 63) / 64, 0);
-  for (uint64_t i = 0; i < index.cell_count; ++i) {
-    const uint64_t ord = index.OrdinalAt(i), t = ord >> index.pos_bits;
-    if (t >= tiles || (ord & mask) >= tile_cells[t]) {
-      return Error::Corrupt(
-          fmt::format("view cell {}: cell {} of tile {} of {}", i, ord & mask, t, tiles));
+  uint64_t seen = 0;
+  TRY(visit([&](const CellIndex& part) -> Status {
+    if (part.pos_bits != index.pos_bits || part.sparse_tiles.size() != tiles) {
+      return Error::InvalidArgument("stored order: a part on other tiles");
     }
-    const uint64_t b = o.tile_base_[t] + (ord & mask);
-    o.bits_[b / 64] |= uint64_t{1} << (b % 64);
-  }
+    for (uint64_t i = 0; i < part.cell_count; ++i, ++seen) {
+      const uint64_t ord = part.OrdinalAt(i), t = ord >> index.pos_bits;
+      if (t >= tiles || (ord & mask) >= tile_cells[t]) {
+        return Error::Corrupt(
+            fmt::format("view cell {}: cell {} of tile {} of {}", seen, ord & mask, t, tiles));
+      }
+      const uint64_t b = o.tile_base_[t] + (ord & mask);
+      o.bits_[b / 64] |= uint64_t{1} << (b % 64);
+    }
+    return Ok();
+  }));
   // Chunk boundaries: after every chunk_cells kept cells.
   uint64_t in_chunk = 0, kept = 0;
   for (size_t w = 0; w < o.bits_.size(); ++w) {
@@ -880,9 +997,9 @@ Result<StoredOrder> StoredOrder::Make(const CellIndex& index,
       in_chunk = 0;
     }
   }
-  if (kept != index.cell_count) {
+  if (kept != cell_count || seen != cell_count) {
     return Error::Corrupt(
-        fmt::format("view of {} cells names {} distinct stored cells", index.cell_count, kept));
+        fmt::format("view of {} cells names {} distinct stored cells", cell_count, kept));
   }
   if (in_chunk > 0) {
     o.chunk_bit_.push_back(total);
@@ -1080,10 +1197,6 @@ Result<CellIndex> BuildStoredIndex(const ViewInputs& in) {
   return index;
 }
 
-namespace {
-
-// Dimension d's bounds in the MBR of tile t (a fragment of one tile: its
-// non-empty domain, which holds every cell), or null where unknown.
 const Range* TileMbr(const FragmentMetadata& frag, uint64_t t, size_t d, size_t dims) {
   const FragmentFooter& ft = frag.footer();
   if (frag.tile_num() == 1 && !ft.null_non_empty_domain && ft.non_empty_domain.size() == dims) {
@@ -1093,8 +1206,6 @@ const Range* TileMbr(const FragmentMetadata& frag, uint64_t t, size_t d, size_t 
   if (!mbrs.ok() || t >= (*mbrs)->size() || (**mbrs)[t].size() != dims) return nullptr;
   return &(**mbrs)[t][d];
 }
-
-}  // namespace
 
 Result<std::optional<std::vector<uint64_t>>> CountStoredDimensionValues(
     const ViewInputs& in, size_t d, std::span<const uint64_t> bounds) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -69,6 +70,11 @@ struct ViewInputs {
   bool dedup = true;                // false for a fragment shown on its own
   std::vector<DeleteRule> deletes;
   bool encrypted = false;
+  // A sparse view of at least twice this many cells is indexed a window of
+  // rows at a time (sparse_windows.h), each of about this many cells. The
+  // build sets the default (CMake TILEDBFS_INDEX_WINDOW_CELLS): the tests'
+  // sanitizer build makes it small, so that small arrays take that path.
+  uint64_t index_window_cells = TILEDBFS_INDEX_WINDOW_CELLS;
 };
 
 // The index of the view's attribute `attr` in fragment `frag`'s own schema,
@@ -165,6 +171,14 @@ class StoredOrder {
   // tile's cells.
   static Result<StoredOrder> Make(const CellIndex& index, const std::vector<uint64_t>& tile_cells,
                                   uint64_t chunk_cells);
+  // The same for a view indexed in parts (sparse_windows.h): `tiles` holds
+  // the tiles (and no cells), `visit` calls its argument with each part, a
+  // sparse index on those tiles, and the parts hold `cell_count` cells.
+  using PartVisitor =
+      std::function<Status(const std::function<Status(const CellIndex& part)>& each)>;
+  static Result<StoredOrder> Make(const CellIndex& tiles, uint64_t cell_count,
+                                  const std::vector<uint64_t>& tile_cells, uint64_t chunk_cells,
+                                  const PartVisitor& visit);
   size_t chunks() const { return chunk_bit_.size() - 1; }
   // Chunk k: the view cells it holds, as an index of their ordinals
   // (ascending; the tiles of `index`, which must outlive it).
@@ -194,6 +208,52 @@ class StoredOrder {
 
 Result<CellIndex> BuildDenseIndex(const ViewInputs& in);
 Result<CellIndex> BuildSparseIndex(const ViewInputs& in);
+
+// A sparse index whose coordinates pack (CellIndex::packing), built whole
+// (BuildSparseIndex) or a window of its rows at a time (sparse_windows.h):
+// the view's tiles and how their cells pack.
+struct PackedPlan {
+  OrderInput order;  // every tile of the view's fragments, oldest first (no stamps)
+  KeyPacking packing;
+  uint64_t total_cells = 0;  // the cells the tiles store
+};
+// nullopt where the view takes the generic path: coordinates that are not
+// integer-like or do not pack with the ordinal in 64 bits, a fragment
+// without a non-empty domain, delete conditions. kCorrupt for a fragment
+// whose schema has another number of dimensions.
+Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in);
+
+// A tile of a PackedPlan (an index into plan.order.tiles) and the bounds of
+// its first coordinate (OrderedValue) that its bounding rectangle gives.
+struct PackedTile {
+  size_t tile = 0;
+  uint64_t lo = 0, hi = UINT64_MAX;
+};
+// Decoded coordinate tiles that one build hands to the next, by tile of
+// the plan.
+using CoordCarry = std::unordered_map<size_t, std::vector<DecodedTile>>;
+
+// The view's cells among `tiles` whose first coordinate lies in [lo, hi]
+// (OrderedValue), packed and in view order (timestamps, dedup and delete
+// timestamps applied: every version of a cell lies in the same range).
+// nullopt where the coordinates are not what the plan says (another size,
+// var-sized, outside the non-empty domains): the generic path. kCorrupt
+// for a cell outside its tile's bounds [lo, hi] (a build of a range would
+// miss it). With `carry`: its tiles are used instead of reading them again,
+// and it is left holding the coordinates of the tiles reaching past `hi`.
+Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(const ViewInputs& in,
+                                                              const PackedPlan& plan,
+                                                              std::span<const PackedTile> tiles,
+                                                              uint64_t lo, uint64_t hi,
+                                                              CoordCarry* carry);
+// The index of `cells` (from BuildPackedCells): every tile of the plan, the
+// packing, the box of the cells.
+CellIndex MakePackedIndex(const PackedPlan& plan, std::vector<uint64_t> cells);
+
+// Dimension d's bounds in the MBR of tile t of `frag` (a fragment of one
+// tile: its non-empty domain, which holds every cell), or null where
+// unknown.
+const Range* TileMbr(const FragmentMetadata& frag, uint64_t t, size_t d, size_t dims);
 
 // Cells [first, first + count) of dimension d of a dense index
 // (coordinates of the box, row-major).

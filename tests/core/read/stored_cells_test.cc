@@ -15,32 +15,19 @@
 #include "core/array/array_view.h"
 #include "core/read/cell_index.h"
 #include "core/read/sparse_order.h"
+#include "tests/core/read/corpus_key.h"
 
 namespace tiledbfs::core {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The key of an encrypted array: <array>.key beside it (64 hex digits).
-std::optional<EncryptionKey> KeyFor(const fs::path& array_dir) {
-  fs::path key = array_dir.parent_path() / (array_dir.filename().string() + ".key");
-  if (!fs::exists(key)) return std::nullopt;
-  std::ifstream in(key);
-  std::string hex;
-  in >> hex;
-  EncryptionKey k;
-  for (size_t i = 0; i < 32 && 2 * i + 1 < hex.size(); ++i) {
-    k.bytes[i] = std::stoi(hex.substr(2 * i, 2), nullptr, 16);
-  }
-  return k;
-}
-
 // A view of a freshly opened array (no view cached, no index built).
 std::shared_ptr<const ArrayView> FreshView(const fs::path& dir, uint64_t t) {
   auto storage = LocalStorage::Open(dir.string());
   EXPECT_TRUE(storage.ok());
   if (!storage.ok()) return nullptr;
-  auto array = Array::Open(*storage, KeyFor(dir));
+  auto array = Array::Open(*storage, CorpusKeyFor(dir));
   EXPECT_TRUE(array.ok()) << array.error().ToString();
   if (!array.ok()) return nullptr;
   auto view = (*array)->ViewAt(t);
@@ -66,7 +53,7 @@ void CheckArray(const fs::path& dir, Tally& tally) {
   if (latest->dense()) return;
   auto storage = LocalStorage::Open(dir.string());
   ASSERT_TRUE(storage.ok());
-  auto array = Array::Open(*storage, KeyFor(dir));
+  auto array = Array::Open(*storage, CorpusKeyFor(dir));
   ASSERT_TRUE(array.ok());
   auto instants = (*array)->Instants();
   ASSERT_TRUE(instants.ok());

@@ -65,6 +65,35 @@ TEST(DuplicateCellsTest, ACountGivenFromTheFragmentsMustHoldWhenTheIndexIsBuilt)
   auto count = indexed->CellCount();
   ASSERT_TRUE(count.ok());
   EXPECT_EQ(*count, 2u);
+
+  // Indexed a window at a time (sparse_windows.h): the same. Sized from
+  // the fragments, a read up to the end is kCorrupt; the view's own cells
+  // read fine, and once every window is counted they are the count.
+  auto windowed_of = [&] {
+    ViewInputs in;
+    in.fragments = dups->fragments();
+    in.index_window_cells = 1;
+    return std::make_shared<ArrayView>(strict, in, dups->instant(),
+                                       std::make_shared<TileCache>(uint64_t{1} << 20));
+  };
+  std::shared_ptr<ArrayView> windowed = windowed_of();
+  auto windows = windowed->IndexWindows();
+  ASSERT_TRUE(windows.ok());
+  EXPECT_EQ(*windows, 2u);
+  claimed = windowed->CellCount();
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_EQ(*claimed, 3u);
+  read = windowed->ReadFieldRange("v", 0, 3);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(read.error().message().find("3 cells but the view 2"), std::string::npos)
+      << read.error().message();
+  v = windowed_of()->ReadField("v");
+  ASSERT_TRUE(v.ok()) << v.error().ToString();
+  EXPECT_EQ(v->cell_count, 2u);
+  count = windowed->CellCount();
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 2u);
 }
 
 }  // namespace

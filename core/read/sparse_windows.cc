@@ -1,0 +1,267 @@
+#include "core/read/sparse_windows.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tiledbfs::core {
+namespace {
+
+// Where the density of cells along the first dimension changes: at row
+// `at`, by `delta` cells per row.
+struct DensityStep {
+  uint64_t at = 0;
+  double delta = 0;
+  bool operator<(const DensityStep& o) const { return at < o.at; }
+};
+
+// The first rows of windows of about `cells` cells each over [lo, hi], the
+// tiles' cells spread evenly over their rows.
+std::vector<uint64_t> CutRows(const std::vector<PackedTile>& rows, const OrderInput& order,
+                              const ViewInputs& in, uint64_t lo, uint64_t hi, uint64_t cells) {
+  std::vector<DensityStep> steps;
+  steps.reserve(rows.size() * 2);
+  for (size_t t = 0; t < rows.size(); ++t) {
+    const OrderTile& ot = order.tiles[t];
+    const double n = static_cast<double>(in.fragments[ot.fragment]->TileCellNum(ot.tile));
+    const double per_row = n / (static_cast<double>(rows[t].hi - rows[t].lo) + 1.0);
+    steps.push_back({rows[t].lo, per_row});
+    if (rows[t].hi < hi) steps.push_back({rows[t].hi + 1, -per_row});
+  }
+  std::sort(steps.begin(), steps.end());
+  std::vector<uint64_t> starts{lo};
+  const double want = static_cast<double>(cells);
+  double acc = 0, density = 0;
+  uint64_t row = lo;
+  // Rows [row, end] hold `density` cells each: a window starts wherever
+  // `cells` have gathered since the last one started.
+  auto segment = [&](uint64_t end) {
+    while (density > 0) {
+      const double need = std::max(0.0, (want - acc) / density);
+      const uint64_t left = end - row;  // rows after `row` in the segment
+      const double span = static_cast<double>(left) + 1.0;
+      if (need > span) {
+        acc += density * span;
+        return;
+      }
+      // Full after `step` rows: the next window starts there.
+      const uint64_t step = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(need)));
+      acc = 0;
+      if (step > left) {
+        if (end < hi) starts.push_back(end + 1);
+        return;
+      }
+      row += step;
+      starts.push_back(row);
+    }
+  };
+  for (size_t i = 0; i < steps.size();) {
+    const uint64_t at = steps[i].at;
+    if (at > row) segment(at - 1);
+    row = at;
+    for (; i < steps.size() && steps[i].at == at; ++i) density += steps[i].delta;
+    density = std::max(density, 0.0);
+  }
+  segment(hi);
+  return starts;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
+                                                           uint64_t window_cells) {
+  std::unique_ptr<SparseWindows> none;
+  window_cells = std::max<uint64_t>(window_cells, 1);
+  ASSIGN_OR_RETURN(std::optional<PackedPlan> plan, PlanPackedIndex(in));
+  if (!plan || plan->order.tiles.empty() || plan->total_cells / 2 < window_cells) return none;
+  const KeyPacking& k = plan->packing;
+  if (k.ord_bits + k.shift[0] >= 64 || k.lo[0] >= k.hi[0]) return none;
+  const size_t dims = plan->order.types.size();
+  const Datatype type = plan->order.types[0];
+  auto w = std::unique_ptr<SparseWindows>(new SparseWindows());
+  w->rows_.resize(plan->order.tiles.size());
+  for (size_t t = 0; t < plan->order.tiles.size(); ++t) {
+    const OrderTile& ot = plan->order.tiles[t];
+    const Range* r = TileMbr(*in.fragments[ot.fragment], ot.tile, 0, dims);
+    if (r == nullptr || r->lo.size() != DatatypeSize(type) || r->hi.size() != DatatypeSize(type)) {
+      return none;
+    }
+    const uint64_t a = std::max(OrderedValue(type, r->lo.data()), k.lo[0]);
+    const uint64_t b = std::min(OrderedValue(type, r->hi.data()), k.hi[0]);
+    if (a > b) return none;
+    w->rows_[t] = PackedTile{t, a, b};
+  }
+  // What the windows would look at: each tile once per window it crosses.
+  // Where that is more than twice the cells, the windows are too thin for
+  // the tiles: twice as wide, until one would do.
+  auto window_of = [&w](uint64_t row) {
+    return static_cast<size_t>(std::upper_bound(w->starts_.begin(), w->starts_.end(), row) -
+                               w->starts_.begin()) -
+           1;
+  };
+  for (;; window_cells *= 2) {
+    w->starts_ = CutRows(w->rows_, plan->order, in, k.lo[0], k.hi[0], window_cells);
+    if (w->starts_.size() < 2) return none;
+    uint64_t looked = 0;
+    w->last_window_.clear();
+    for (size_t t = 0; t < w->rows_.size(); ++t) {
+      const OrderTile& ot = plan->order.tiles[t];
+      const size_t first = window_of(w->rows_[t].lo), last = window_of(w->rows_[t].hi);
+      looked += in.fragments[ot.fragment]->TileCellNum(ot.tile) * (last - first + 1);
+      w->last_window_.emplace_back(last, t);
+    }
+    if (looked / 2 <= plan->total_cells) break;
+  }
+  std::sort(w->last_window_.begin(), w->last_window_.end());
+  w->in_ = &in;
+  w->tiles_ = MakePackedIndex(*plan, {});
+  w->tiles_.packed.clear();
+  w->plan_ = std::move(*plan);
+  w->box_lo_.assign(dims, UINT64_MAX);
+  w->box_hi_.assign(dims, 0);
+  return w;
+}
+
+std::pair<uint64_t, uint64_t> SparseWindows::Rows(size_t w) const {
+  return {starts_[w], w + 1 < starts_.size() ? starts_[w + 1] - 1 : plan_.packing.hi[0]};
+}
+
+Result<SparseWindows::Part> SparseWindows::Build(size_t w) const {
+  std::lock_guard<std::mutex> build(build_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [kw, index] : kept_) {
+      if (kw == w) return Part{index, w == 0 ? 0 : ends_[w - 1]};
+    }
+    if (w > ends_.size()) {
+      return Error::InvalidArgument(
+          fmt::format("sparse window {} before window {} is counted", w, ends_.size()));
+    }
+  }
+  {
+    // Room for this one: the oldest kept window goes now (a reader still
+    // holding it keeps it alive).
+    std::lock_guard<std::mutex> lock(mu_);
+    if (kept_.size() >= kKept) kept_.erase(kept_.begin());
+  }
+  const auto [lo, hi] = Rows(w);
+  std::vector<PackedTile> tiles;
+  for (const PackedTile& t : rows_) {
+    if (t.lo <= hi && t.hi >= lo) tiles.push_back(t);
+  }
+  if (carry_for_ != w) carry_.clear();
+  carry_for_ = SIZE_MAX;
+  ASSIGN_OR_RETURN(std::optional<std::vector<uint64_t>> cells,
+                   BuildPackedCells(*in_, plan_, tiles, lo, hi, &carry_));
+  if (!cells) {
+    carry_.clear();
+    return Error::Corrupt(fmt::format(
+        "sparse view, window {} of {}: a coordinate lies outside its fragment's non-empty domain "
+        "or is not the size of dimension '{}' and the others",
+        w, starts_.size(), in_->schema->dimensions[0].name));
+  }
+  carry_for_ = w + 1;
+  auto index = std::make_shared<const CellIndex>(MakePackedIndex(plan_, std::move(*cells)));
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t first = w == 0 ? 0 : ends_[w - 1];
+  if (w == ends_.size()) {
+    ends_.push_back(first + index->cell_count);
+    if (index->cell_count > 0) {
+      for (size_t d = 0; d < box_lo_.size(); ++d) {
+        const Datatype t = plan_.order.types[d];
+        box_lo_[d] = std::min(box_lo_[d], OrderedValue(t, index->box[d].lo.data()));
+        box_hi_[d] = std::max(box_hi_[d], OrderedValue(t, index->box[d].hi.data()));
+      }
+    }
+  } else if (ends_[w] - first != index->cell_count) {
+    return Error::Corrupt(fmt::format("sparse window {} held {} cells, now {}", w, ends_[w] - first,
+                                      index->cell_count));
+  }
+  kept_.emplace_back(w, index);
+  if (kept_.size() > kKept) kept_.erase(kept_.begin());
+  return Part{std::move(index), first};
+}
+
+Result<SparseWindows::Part> SparseWindows::Get(size_t w) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [kw, index] : kept_) {
+      if (kw == w) return Part{index, w == 0 ? 0 : ends_[w - 1]};
+    }
+  }
+  return Build(w);
+}
+
+Result<SparseWindows::Part> SparseWindows::Locate(uint64_t cell) const {
+  for (;;) {
+    size_t w;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      w = static_cast<size_t>(std::upper_bound(ends_.begin(), ends_.end(), cell) - ends_.begin());
+      if (w == starts_.size()) {
+        return Error::InvalidArgument(
+            fmt::format("sparse view cell {} of {}", cell, ends_.empty() ? 0 : ends_.back()));
+      }
+    }
+    ASSIGN_OR_RETURN(Part p, Get(w));
+    if (cell >= p.first && cell - p.first < p.index->cell_count) return p;
+  }
+}
+
+bool SparseWindows::Counted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ends_.size() == starts_.size();
+}
+
+Result<uint64_t> SparseWindows::CellCount() const {
+  for (;;) {
+    size_t w;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ends_.size() == starts_.size()) return ends_.back();
+      w = ends_.size();
+    }
+    TRY(Build(w));
+  }
+}
+
+Result<std::vector<Range>> SparseWindows::Box() const {
+  ASSIGN_OR_RETURN(uint64_t cells, CellCount());
+  std::vector<Range> box;
+  if (cells == 0) return box;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t d = 0; d < box_lo_.size(); ++d) {
+    const Datatype t = plan_.order.types[d];
+    Range r;
+    r.lo.resize(DatatypeSize(t), 0);
+    r.hi.resize(DatatypeSize(t), 0);
+    FromOrdered(t, box_lo_[d], r.lo.data());
+    FromOrdered(t, box_hi_[d], r.hi.data());
+    box.push_back(std::move(r));
+  }
+  return box;
+}
+
+Status SparseWindows::ForEach(const std::function<Status(const CellIndex&)>& each) const {
+  for (size_t w = 0; w < starts_.size(); ++w) {
+    ASSIGN_OR_RETURN(Part p, Get(w));
+    TRY(each(*p.index));
+  }
+  return Ok();
+}
+
+std::vector<size_t> SparseWindows::TilesEndingIn(uint64_t from, uint64_t to) const {
+  std::vector<size_t> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t w =
+      static_cast<size_t>(std::upper_bound(ends_.begin(), ends_.end(), from) - ends_.begin());
+  for (; w < ends_.size() && ends_[w] <= to; ++w) {
+    auto it =
+        std::lower_bound(last_window_.begin(), last_window_.end(), std::pair<size_t, size_t>(w, 0));
+    for (; it != last_window_.end() && it->first == w; ++it) out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace tiledbfs::core

@@ -1,0 +1,93 @@
+// A sparse view's index a window of rows at a time, so that the index's
+// memory does not grow with the array: a few windows of at most about
+// `window_cells` cells each, instead of 8 bytes for every cell of the view.
+//
+// The view's cells are in row-major order (NAMESPACE.md), so the cells
+// whose first coordinate lies in a range of values are consecutive. The
+// windows cut the first dimension's values into ranges of about
+// `window_cells` cells, estimated from the tiles' bounding rectangles (a
+// tile's cells taken as spread evenly over its rows). A window's index is
+// built (BuildPackedCells) from the tiles whose rectangles cross its range
+// when a read needs it; the last kKept built are kept. The coordinate tiles
+// that reach into the next window are handed to its build, so a pass in
+// order decodes each coordinate tile once. Windows are counted in order as
+// they are first built: a read at cell i first builds, once, the windows
+// before it whose counts are not known yet.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "core/read/cell_index.h"
+
+namespace tiledbfs::core {
+
+class SparseWindows {
+ public:
+  static constexpr size_t kKept = 2;
+
+  // nullopt (a null pointer) where the view is better indexed whole
+  // (BuildSparseIndex): coordinates that do not pack (PlanPackedIndex),
+  // fewer cells than two windows, a first dimension of one value, or a
+  // tile without a bounding rectangle or one outside the non-empty domains.
+  // Windows that would look at more than twice the view's cells (tiles
+  // crossing many of them) are made twice as wide, until one would do.
+  // `in` must outlive the windows.
+  static Result<std::unique_ptr<SparseWindows>> Make(const ViewInputs& in, uint64_t window_cells);
+
+  size_t windows() const { return starts_.size(); }
+  // Every tile of the view, and no cell: what StoredOrder and
+  // AttributeTileBytes need.
+  const CellIndex& tiles() const { return tiles_; }
+
+  // A window's index and the view cell its first cell is.
+  struct Part {
+    std::shared_ptr<const CellIndex> index;
+    uint64_t first = 0;
+  };
+  // The window holding view cell `cell`. kInvalidArgument past the view's last
+  // cell; kCorrupt for tiles that are not what their metadata says.
+  Result<Part> Locate(uint64_t cell) const;
+  // Whether every window has been counted.
+  bool Counted() const;
+  // The view's cells (counts every window not counted yet).
+  Result<uint64_t> CellCount() const;
+  // Per dimension, the lowest and highest coordinates of the view's cells
+  // (empty when there are none); counts every window.
+  Result<std::vector<Range>> Box() const;
+  // Calls `each` with every window's index, in order.
+  Status ForEach(const std::function<Status(const CellIndex&)>& each) const;
+  // The tiles whose cells all lie before view cell `to` and not all before
+  // `from`, as the windows counted so far tell: a tile ends with the window
+  // its rectangle ends in.
+  std::vector<size_t> TilesEndingIn(uint64_t from, uint64_t to) const;
+
+ private:
+  SparseWindows() = default;
+  // The first coordinate's values of window w: [lo, hi] (OrderedValue).
+  std::pair<uint64_t, uint64_t> Rows(size_t w) const;
+  // Window w, from the kept ones or built (w at most the windows counted).
+  Result<Part> Get(size_t w) const;
+  Result<Part> Build(size_t w) const;
+
+  const ViewInputs* in_ = nullptr;
+  PackedPlan plan_;
+  CellIndex tiles_;
+  std::vector<uint64_t> starts_;                        // per window, its first row (OrderedValue)
+  std::vector<PackedTile> rows_;                        // per tile of the plan, the rows it holds
+  std::vector<std::pair<size_t, size_t>> last_window_;  // (window, tile), ascending
+
+  mutable std::mutex mu_;               // guards what follows, but the carry
+  mutable std::vector<uint64_t> ends_;  // per window counted: the view cell past its last
+  mutable std::vector<uint64_t> box_lo_, box_hi_;  // per dimension (OrderedValue), over ends_
+  mutable std::vector<std::pair<size_t, std::shared_ptr<const CellIndex>>> kept_;  // newest last
+  mutable std::mutex build_mu_;  // one build at a time; guards the carry
+  mutable CoordCarry carry_;
+  mutable size_t carry_for_ = SIZE_MAX;  // the window carry_ was left for
+};
+
+}  // namespace tiledbfs::core

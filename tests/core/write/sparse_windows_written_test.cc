@@ -1,0 +1,176 @@
+// A sparse view indexed a window of rows at a time (sparse_windows.h) on
+// arrays our writer makes bigger than the corpora's: 4 fragments in column
+// bands (their tiles interleave in row-major order, and tiles reach from
+// one window into the next) and 3 fragments over the same cells (newer
+// ones overwrite older ones: the dedup runs inside each window). Every
+// field reads as the whole index gives it, windows are cut near the size
+// asked for, and a reader going forward releases tiles behind it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "core/array/array_view.h"
+#include "core/read/tile_cache.h"
+#include "tests/core/write/temp_array.h"
+
+namespace tiledbfs::core {
+namespace {
+
+constexpr const char* kSchema = R"({
+  "array_type": "sparse", "capacity": 100, "allows_dups": false,
+  "dims": [{"name": "r", "type": "INT64", "domain": [-500, 499], "tile_extent": 20},
+           {"name": "c", "type": "INT32", "domain": [0, 999], "tile_extent": 100}],
+  "attrs": [{"name": "v", "type": "FLOAT64"},
+            {"name": "s", "type": "STRING_UTF8", "cell_val_num": 4294967295, "var": true,
+             "nullable": true}]})";
+
+Range Band(int64_t lo, int64_t hi, size_t size) {
+  Range r;
+  r.lo.resize(size, 0);
+  r.hi.resize(size, 0);
+  std::memcpy(r.lo.data(), &lo, size);
+  std::memcpy(r.hi.data(), &hi, size);
+  return r;
+}
+
+// 4 fragments of 6,000 cells in column bands 250 wide, every row.
+void WriteColumnBands(TempArray& array, const ArraySchema& s, uint64_t seed) {
+  for (int k = 0; k < 4; ++k) {
+    SyntheticSpec spec;
+    spec.seed = seed + k;
+    spec.cells_min = spec.cells_max = 6000;
+    spec.subarray = {Band(-500, 499, 8), Band(250 * k, 250 * k + 249, 4)};
+    auto w = WriteSyntheticFragments(array.root().string(), s, 10 + k, spec);
+    ASSERT_TRUE(w.ok()) << w.error().ToString();
+  }
+}
+
+void ExpectSame(const Column& got, const Column& want, const std::string& what) {
+  EXPECT_EQ(got.cell_count, want.cell_count) << what;
+  EXPECT_TRUE(std::equal(got.data.begin(), got.data.end(), want.data.begin(), want.data.end()))
+      << what;
+  EXPECT_EQ(got.offsets, want.offsets) << what;
+  EXPECT_TRUE(std::equal(got.validity.begin(), got.validity.end(), want.validity.begin(),
+                         want.validity.end()))
+      << what;
+}
+
+// Every field of the view through windows of `window` cells is the whole
+// index's, read whole and in pieces of `piece` cells; returns the windows.
+size_t CheckWindows(const ArrayView& view, uint64_t window, uint64_t piece) {
+  auto whole = view.WithIndexWindow(UINT64_MAX);
+  auto windowed = view.WithIndexWindow(window);
+  auto windows = windowed->IndexWindows();
+  EXPECT_TRUE(windows.ok());
+  if (!windows.ok()) return 0;
+  auto cells = whole->CellCount();
+  EXPECT_TRUE(cells.ok());
+  if (!cells.ok()) return 0;
+  for (const char* f : {"r", "c", "v", "s"}) {
+    auto want = whole->ReadField(f);
+    EXPECT_TRUE(want.ok());
+    if (!want.ok()) return 0;
+    Column got;
+    for (uint64_t first = 0; first < *cells; first += piece) {
+      auto part = windowed->ReadFieldRange(f, first, std::min(piece, *cells - first));
+      EXPECT_TRUE(part.ok()) << part.error().ToString();
+      if (!part.ok()) return 0;
+      if (first == 0) {
+        got = *part;
+        continue;
+      }
+      const uint64_t base = got.data.size();
+      got.data.insert(got.data.end(), part->data.begin(), part->data.end());
+      for (size_t i = 1; i < part->offsets.size(); ++i)
+        got.offsets.push_back(base + part->offsets[i]);
+      got.validity.insert(got.validity.end(), part->validity.begin(), part->validity.end());
+      got.cell_count += part->cell_count;
+    }
+    ExpectSame(got, *want, std::string(f) + " in pieces of " + std::to_string(piece));
+  }
+  auto ned = whole->NonEmptyDomain(), got_ned = windowed->NonEmptyDomain();
+  EXPECT_TRUE(ned.ok() && got_ned.ok());
+  if (ned.ok() && got_ned.ok()) {
+    EXPECT_EQ(got_ned->size(), ned->size());
+    for (size_t d = 0; d < std::min(ned->size(), got_ned->size()); ++d) {
+      EXPECT_EQ((*got_ned)[d].lo, (*ned)[d].lo);
+      EXPECT_EQ((*got_ned)[d].hi, (*ned)[d].hi);
+    }
+  }
+  return *windows;
+}
+
+TEST(SparseWindowsWrittenTest, ColumnBandsReadAsTheWholeIndex) {
+  TempArray array("windows_bands");
+  ArraySchema s = array.Create(kSchema);
+  WriteColumnBands(array, s, 3);
+  auto view = array.View();
+  ASSERT_TRUE(view);
+  // 24,000 cells in windows of about 1,000: about 24 windows.
+  const size_t windows = CheckWindows(*view, 1000, 777);
+  EXPECT_GE(windows, 18u);
+  EXPECT_LE(windows, 30u);
+  CheckWindows(*view, 5000, 4096);
+  // The build's default window (2 Mi cells) is far more than this array's
+  // cells: indexed whole.
+  auto none = view->WithIndexWindow(uint64_t{1} << 21)->IndexWindows();
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, 0u);
+}
+
+TEST(SparseWindowsWrittenTest, OverwrittenCellsAreDroppedInEachWindow) {
+  TempArray array("windows_dedup");
+  ArraySchema s = array.Create(kSchema);
+  for (int k = 0; k < 3; ++k) {
+    SyntheticSpec spec;
+    spec.seed = 20 + k;
+    spec.cells_min = spec.cells_max = 5000;
+    spec.subarray = {Band(-100, 99, 8), Band(0, 99, 4)};
+    auto w = WriteSyntheticFragments(array.root().string(), s, 10 + k, spec);
+    ASSERT_TRUE(w.ok()) << w.error().ToString();
+  }
+  auto view = array.View();
+  ASSERT_TRUE(view);
+  auto cells = view->CellCount();
+  ASSERT_TRUE(cells.ok());
+  // 15,000 writes of 20,000 cells: many written twice or more.
+  EXPECT_LT(*cells, 15000u);
+  EXPECT_GE(CheckWindows(*view, 800, 1000), 5u);
+  // An older view (the first two fragments) too.
+  auto older = array.View(11);
+  ASSERT_TRUE(older);
+  EXPECT_GE(CheckWindows(*older, 800, 333), 5u);
+}
+
+// A reader going forward through a windowed view too big for its cache
+// releases tiles behind it, and reads the same bytes.
+TEST(SparseWindowsWrittenTest, AReaderGoingForwardReleasesTilesBehindIt) {
+  TempArray array("windows_release");
+  ArraySchema s = array.Create(kSchema);
+  WriteColumnBands(array, s, 40);
+  auto reference = array.View();
+  ASSERT_TRUE(reference);
+  auto want = reference->WithIndexWindow(UINT64_MAX)->ReadField("v");
+  ASSERT_TRUE(want.ok());
+  // 64 KiB of tiles: less than the view's 192 KB of v.
+  auto cache = std::make_shared<TileCache>(64 << 10, 0);
+  auto view = array.View(UINT64_MAX, cache)->WithIndexWindow(1000);
+  auto cells = view->CellCount();
+  ASSERT_TRUE(cells.ok());
+  size_t released = 0;
+  ByteVec got;
+  for (uint64_t first = 0; first < *cells; first += 1000) {
+    const uint64_t n = std::min<uint64_t>(1000, *cells - first);
+    auto part = view->ReadFieldRange("v", first, n);
+    ASSERT_TRUE(part.ok()) << part.error().ToString();
+    got.insert(got.end(), part->data.begin(), part->data.end());
+    released += view->ReleaseTiles({"v"}, first, first + n);
+  }
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), want->data.begin(), want->data.end()));
+  EXPECT_GT(released, 10u);
+}
+
+}  // namespace
+}  // namespace tiledbfs::core
