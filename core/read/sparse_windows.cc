@@ -163,10 +163,26 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w) const {
   }
   carry_for_ = w + 1;
   auto index = std::make_shared<const CellIndex>(MakePackedIndex(plan_, std::move(*cells)));
+  // Counted for the first time: where the tiles ending in it end, from
+  // their rectangles' upper corners (TileEnds; only builds change ends_).
+  std::vector<std::pair<uint64_t, size_t>> ended;
+  if (w == ends_.size()) {
+    const uint64_t first = w == 0 ? 0 : ends_[w - 1];
+    const std::vector<uint64_t> in_window = TileEnds(*in_, *index);
+    auto it =
+        std::lower_bound(last_window_.begin(), last_window_.end(), std::pair<size_t, size_t>(w, 0));
+    for (; it != last_window_.end() && it->first == w; ++it) {
+      const size_t t = it->second;
+      const bool known = t < in_window.size() && in_window[t] != UINT64_MAX;
+      ended.emplace_back(first + (known ? in_window[t] : index->cell_count), t);
+    }
+    std::sort(ended.begin(), ended.end());
+  }
   std::lock_guard<std::mutex> lock(mu_);
   const uint64_t first = w == 0 ? 0 : ends_[w - 1];
   if (w == ends_.size()) {
     ends_.push_back(first + index->cell_count);
+    ended_.insert(ended_.end(), ended.begin(), ended.end());
     if (index->cell_count > 0) {
       for (size_t d = 0; d < box_lo_.size(); ++d) {
         const Datatype t = plan_.order.types[d];
@@ -254,13 +270,9 @@ Status SparseWindows::ForEach(const std::function<Status(const CellIndex&)>& eac
 std::vector<size_t> SparseWindows::TilesEndingIn(uint64_t from, uint64_t to) const {
   std::vector<size_t> out;
   std::lock_guard<std::mutex> lock(mu_);
-  size_t w =
-      static_cast<size_t>(std::upper_bound(ends_.begin(), ends_.end(), from) - ends_.begin());
-  for (; w < ends_.size() && ends_[w] <= to; ++w) {
-    auto it =
-        std::lower_bound(last_window_.begin(), last_window_.end(), std::pair<size_t, size_t>(w, 0));
-    for (; it != last_window_.end() && it->first == w; ++it) out.push_back(it->second);
-  }
+  auto it =
+      std::upper_bound(ended_.begin(), ended_.end(), std::pair<uint64_t, size_t>(from, SIZE_MAX));
+  for (; it != ended_.end() && it->first <= to; ++it) out.push_back(it->second);
   return out;
 }
 

@@ -62,8 +62,9 @@ class SparseWindows {
   // Calls `each` with every window's index, in order.
   Status ForEach(const std::function<Status(const CellIndex&)>& each) const;
   // The tiles whose cells all lie before view cell `to` and not all before
-  // `from`, as the windows counted so far tell: a tile ends with the window
-  // its rectangle ends in.
+  // `from`, as the windows counted so far tell: a tile ends, in the window
+  // its rectangle ends in, after the cells up to its rectangle's upper
+  // corner (TileEnds).
   std::vector<size_t> TilesEndingIn(uint64_t from, uint64_t to) const;
 
  private:
@@ -83,6 +84,7 @@ class SparseWindows {
 
   mutable std::mutex mu_;               // guards what follows, but the carry
   mutable std::vector<uint64_t> ends_;  // per window counted: the view cell past its last
+  mutable std::vector<std::pair<uint64_t, size_t>> ended_;  // (end, tile) of windows counted
   mutable std::vector<uint64_t> box_lo_, box_hi_;  // per dimension (OrderedValue), over ends_
   mutable std::vector<std::pair<size_t, std::shared_ptr<const CellIndex>>> kept_;  // newest last
   mutable std::mutex build_mu_;  // one build at a time; guards the carry

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "core/array/array_view.h"
+#include "core/read/sparse_windows.h"
 #include "core/read/tile_cache.h"
 #include "tests/core/write/temp_array.h"
 
@@ -142,6 +143,40 @@ TEST(SparseWindowsWrittenTest, OverwrittenCellsAreDroppedInEachWindow) {
   auto older = array.View(11);
   ASSERT_TRUE(older);
   EXPECT_GE(CheckWindows(*older, 800, 333), 5u);
+}
+
+// Where each tile's cells end is that of the whole index (TileEnds), found
+// one window at a time.
+TEST(SparseWindowsWrittenTest, TilesEndWhereTheWholeIndexSays) {
+  TempArray array("windows_ends");
+  ArraySchema s = array.Create(kSchema);
+  WriteColumnBands(array, s, 60);
+  auto view = array.View();
+  ASSERT_TRUE(view);
+  ViewInputs in;
+  in.schema = &view->schema();
+  in.fragments = view->fragments();
+  auto whole = BuildSparseIndex(in);
+  ASSERT_TRUE(whole.ok());
+  const std::vector<uint64_t> want = TileEnds(in, *whole);
+  ASSERT_EQ(want.size(), whole->sparse_tiles.size());
+  auto windows = SparseWindows::Make(in, 1000);
+  ASSERT_TRUE(windows.ok() && *windows);
+  EXPECT_GE((*windows)->windows(), 10u);
+  // Nothing is known before a window is counted.
+  EXPECT_TRUE((*windows)->TilesEndingIn(0, whole->cell_count).empty());
+  auto cells = (*windows)->CellCount();
+  ASSERT_TRUE(cells.ok());
+  ASSERT_EQ(*cells, whole->cell_count);
+  std::vector<uint64_t> got(want.size(), UINT64_MAX);
+  for (uint64_t i = 0; i < *cells; ++i) {
+    for (size_t t : (*windows)->TilesEndingIn(i, i + 1)) {
+      ASSERT_LT(t, got.size());
+      EXPECT_EQ(got[t], UINT64_MAX) << "tile " << t << " ends twice";
+      got[t] = i + 1;
+    }
+  }
+  EXPECT_EQ(got, want);
 }
 
 // A reader going forward through a windowed view too big for its cache
