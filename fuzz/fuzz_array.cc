@@ -1,6 +1,7 @@
 // Whole-array target over MemoryStorage. Input: byte 0 picks a small corpus
 // array, byte 1 one of its files; the rest replaces that file's bytes. Then
-// Array::Open, Instants, ViewAt(UINT64_MAX) and ReadField of every field.
+// Array::Open, Instants, ViewAt(UINT64_MAX) and ReadField of every field,
+// then the same through windows of the sparse index (WithIndexWindow).
 // Any error is fine; a crash, hang or huge allocation is a finding.
 #include <cstdint>
 #include <memory>
@@ -41,5 +42,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)(*view)->NonEmptyDomain();
   for (const auto& d : schema.dimensions) (void)(*view)->ReadField(d.name);
   for (const auto& a : schema.attributes) (void)(*view)->ReadField(a.name);
+  // The same view, its sparse index cut into windows of 2 cells.
+  auto windowed = (*view)->WithIndexWindow(2);
+  (void)windowed->CellCount();
+  (void)windowed->NonEmptyDomain();
+  for (const auto& d : schema.dimensions) (void)windowed->ReadField(d.name);
+  for (const auto& a : schema.attributes) (void)windowed->ReadField(a.name);
   return 0;
 }

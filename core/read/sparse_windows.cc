@@ -75,6 +75,10 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
   window_cells = std::max<uint64_t>(window_cells, 1);
   ASSIGN_OR_RETURN(std::optional<PackedPlan> plan, PlanPackedIndex(in));
   if (!plan || plan->order.tiles.empty() || plan->total_cells / 2 < window_cells) return none;
+  if (plan->total_cells > DefaultLimits().max_view_cells) {
+    return Error::OutOfMemory(
+        fmt::format("sparse view of more than {} cells", DefaultLimits().max_view_cells));
+  }
   const KeyPacking& k = plan->packing;
   if (k.ord_bits + k.shift[0] >= 64 || k.lo[0] >= k.hi[0]) return none;
   const size_t dims = plan->order.types.size();
