@@ -693,6 +693,10 @@ Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
   std::optional<KeyPacking> packing = KeyPacking::Plan(lo, hi, ord_bits);
   if (!packing) return std::optional<PackedPlan>();
   plan.packing = std::move(*packing);
+  if (plan.total_cells > DefaultLimits().max_view_cells) {
+    return Error::OutOfMemory(
+        fmt::format("sparse view of more than {} cells", DefaultLimits().max_view_cells));
+  }
   return std::optional<PackedPlan>(std::move(plan));
 }
 
@@ -908,10 +912,6 @@ Result<std::optional<CellIndex>> BuildSparseIndexPacked(const ViewInputs& in) {
     CellIndex index;
     index.box.resize(in.schema->dimensions.size());
     return std::optional<CellIndex>(std::move(index));
-  }
-  if (plan->total_cells > DefaultLimits().max_view_cells) {
-    return Error::OutOfMemory(
-        fmt::format("sparse view of more than {} cells", DefaultLimits().max_view_cells));
   }
   std::vector<PackedTile> tiles(plan->order.tiles.size());
   for (size_t t = 0; t < tiles.size(); ++t) tiles[t].tile = t;

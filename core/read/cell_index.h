@@ -72,8 +72,8 @@ struct ViewInputs {
   bool encrypted = false;
   // A sparse view of at least twice this many cells is indexed a window of
   // rows at a time (sparse_windows.h), each of about this many cells. The
-  // build sets the default (CMake TILEDBFS_INDEX_WINDOW_CELLS): the tests'
-  // sanitizer build makes it small, so that small arrays take that path.
+  // build sets the default (CMake TILEDBFS_INDEX_WINDOW_CELLS, 2 Mi); a
+  // build with a small one sends small arrays down that path.
   uint64_t index_window_cells = TILEDBFS_INDEX_WINDOW_CELLS;
 };
 
@@ -220,7 +220,8 @@ struct PackedPlan {
 // nullopt where the view takes the generic path: coordinates that are not
 // integer-like or do not pack with the ordinal in 64 bits, a fragment
 // without a non-empty domain, delete conditions. kCorrupt for a fragment
-// whose schema has another number of dimensions.
+// whose schema has another number of dimensions; kOutOfMemory for more
+// cells than DefaultLimits().max_view_cells.
 Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in);
 
 // A tile of a PackedPlan (an index into plan.order.tiles) and the bounds of

@@ -75,10 +75,6 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
   window_cells = std::max<uint64_t>(window_cells, 1);
   ASSIGN_OR_RETURN(std::optional<PackedPlan> plan, PlanPackedIndex(in));
   if (!plan || plan->order.tiles.empty() || plan->total_cells / 2 < window_cells) return none;
-  if (plan->total_cells > DefaultLimits().max_view_cells) {
-    return Error::OutOfMemory(
-        fmt::format("sparse view of more than {} cells", DefaultLimits().max_view_cells));
-  }
   const KeyPacking& k = plan->packing;
   if (k.ord_bits + k.shift[0] >= 64 || k.lo[0] >= k.hi[0]) return none;
   const size_t dims = plan->order.types.size();
@@ -120,7 +116,6 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
   std::sort(w->last_window_.begin(), w->last_window_.end());
   w->in_ = &in;
   w->tiles_ = MakePackedIndex(*plan, {});
-  w->tiles_.packed.clear();
   w->plan_ = std::move(*plan);
   w->box_lo_.assign(dims, UINT64_MAX);
   w->box_hi_.assign(dims, 0);

@@ -113,7 +113,7 @@ TEST(SparseWindowsWrittenTest, ColumnBandsReadAsTheWholeIndex) {
   const size_t windows = CheckWindows(*view, 1000, 777);
   EXPECT_GE(windows, 18u);
   EXPECT_LE(windows, 30u);
-  CheckWindows(*view, 5000, 4096);
+  EXPECT_GE(CheckWindows(*view, 5000, 4096), 2u);
   // The build's default window (2 Mi cells) is far more than this array's
   // cells: indexed whole.
   auto none = view->WithIndexWindow(uint64_t{1} << 21)->IndexWindows();
