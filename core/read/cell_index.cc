@@ -382,15 +382,22 @@ Status ReadTileStamps(const ViewInputs& in, const FragmentMetadata& frag, uint64
 // then stay: DropDeletedCells takes them out after the dedup.
 void AppendVisibleCells(const ViewInputs& in, const DecodedTile* stamps, uint64_t base,
                         uint64_t cell_num, std::vector<uint64_t>& cells) {
+  // Written through a pointer: a push_back per cell was a call per cell.
+  const size_t from = cells.size();
+  cells.resize(from + cell_num);
+  uint64_t* out = cells.data() + from;
   if (stamps == nullptr) {
-    for (uint64_t p = 0; p < cell_num; ++p) cells.push_back(base | p);
+    for (uint64_t p = 0; p < cell_num; ++p) out[p] = base | p;
     return;
   }
+  size_t n = 0;
   for (uint64_t p = 0; p < cell_num; ++p) {
     uint64_t stamp;
     std::memcpy(&stamp, stamps->fixed.data() + p * 8, 8);
-    if (stamp <= in.timestamp) cells.push_back(base | p);
+    out[n] = base | p;
+    n += stamp <= in.timestamp ? 1 : 0;
   }
+  cells.resize(from + n);
 }
 
 // Where tile gt of the order (of a fragment with footer `ft`) keeps its
@@ -805,58 +812,68 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(const ViewInputs& 
     const bool filter = in.filter_timestamps && ft.has_timestamps;
     const size_t first = cells.size();
     AppendVisibleCells(in, filter ? tile_stamps : nullptr, base, cell_num, cells);
-    // Keys, dimension by dimension; a coordinate outside the bounds
-    // means the non-empty domain lied: take the generic path.
-    uint64_t bad = 0;
-    for (size_t d = 0; d < dims; ++d) {
+    // Dimension d's value of each cell from `first` on, less its bound, to
+    // each(c, v): int64-like values inline (the common case), the rest
+    // through OrderedLoadFor.
+    const uint64_t pos_mask = (uint64_t{1} << order.pos_bits) - 1;
+    auto for_each_value = [&](size_t d, auto each) {
       const uint8_t* values = coords[d].fixed.data();
-      const uint64_t size = DatatypeSize(types[d]);
-      const uint64_t dlo = k.lo[d], range = k.hi[d] - k.lo[d];
-      const int at = k.ord_bits + k.shift[d];
-      const uint64_t mask = (uint64_t{1} << order.pos_bits) - 1;
-      // A dimension with one value may sit at bit 64: no key bits.
-      const int sh = at < 64 ? at : 0;
-      const uint64_t keep = at < 64 ? ~uint64_t{0} : 0;
-      if (size == 8 && types[d] != Datatype::kUInt64) {
-        // int64-like, the common case: inline.
-        for (size_t c = first; c < cells.size(); ++c) {
+      const uint64_t dlo = k.lo[d];
+      const size_t end = cells.size();
+      if (DatatypeSize(types[d]) == 8 && types[d] != Datatype::kUInt64) {
+        for (size_t c = first; c < end; ++c) {
           uint64_t raw;
-          std::memcpy(&raw, values + (cells[c] & mask) * 8, 8);
-          const uint64_t v = (raw ^ (uint64_t{1} << 63)) - dlo;
-          bad |= v > range;
-          cells[c] |= (v << sh) & keep;
+          std::memcpy(&raw, values + (cells[c] & pos_mask) * 8, 8);
+          each(c, (raw ^ (uint64_t{1} << 63)) - dlo);
         }
-        continue;
+        return;
       }
       const OrderedLoad load = OrderedLoadFor(types[d]);
-      for (size_t c = first; c < cells.size(); ++c) {
-        const uint64_t v = load(values + (cells[c] & mask) * size) - dlo;
-        bad |= v > range;
-        cells[c] |= (v << sh) & keep;
-      }
-    }
-    if (bad) return Cells();
-    // Only the cells whose first coordinate lies in [lo, hi]; each must lie
-    // in its tile's rectangle [pt.lo, pt.hi], or a build of another range
-    // would have missed it.
+      const uint64_t size = DatatypeSize(types[d]);
+      for (size_t c = first; c < end; ++c) each(c, load(values + (cells[c] & pos_mask) * size) - dlo);
+    };
+    // Keys, dimension by dimension; a coordinate outside the bounds means
+    // the non-empty domain lied: take the generic path. A build of some
+    // rows only (or of a tile whose rectangle is narrower than the bounds)
+    // takes the first dimension first: each cell must lie in its tile's
+    // rectangle [pt.lo, pt.hi] (or a build of another range would have
+    // missed it), and only the cells whose first coordinate lies in
+    // [lo, hi] stay, so that the other dimensions are packed into those
+    // alone.
+    uint64_t bad = 0, outside = 0;
+    size_t packed_dims = 0;
     if (at0 < 64 && (lo > k.lo[0] || hi < k.hi[0] || pt.lo > k.lo[0] || pt.hi < k.hi[0])) {
+      const uint64_t range = k.hi[0] - k.lo[0];
       const uint64_t rlo = std::max(lo, k.lo[0]) - k.lo[0];
       const uint64_t rhi = std::min(hi, k.hi[0]) - k.lo[0];
       const uint64_t tlo = std::max(pt.lo, k.lo[0]) - k.lo[0];
       const uint64_t thi = std::min(pt.hi, k.hi[0]) - k.lo[0];
-      uint64_t outside = 0;
       size_t w = first;
-      for (size_t c = first; c < cells.size(); ++c) {
-        const uint64_t v = cells[c] >> at0;
+      for_each_value(0, [&](size_t c, uint64_t v) {
+        bad |= static_cast<uint64_t>(v > range);
         outside |= static_cast<uint64_t>(v < tlo) | static_cast<uint64_t>(v > thi);
-        if (v >= rlo && v <= rhi) cells[w++] = cells[c];
-      }
+        cells[w] = cells[c] | (v << at0);
+        w += v >= rlo && v <= rhi ? 1 : 0;
+      });
       cells.resize(w);
-      if (outside) {
-        return Error::Corrupt(
-            fmt::format("{}: tile {} holds a cell outside its bounding rectangle (dimension {})",
-                        frag.dir(), t, in.schema->dimensions[0].name));
-      }
+      packed_dims = 1;
+    }
+    for (size_t d = packed_dims; d < dims; ++d) {
+      const uint64_t range = k.hi[d] - k.lo[d];
+      const int at = k.ord_bits + k.shift[d];
+      // A dimension with one value may sit at bit 64: no key bits.
+      const int sh = at < 64 ? at : 0;
+      const uint64_t keep = at < 64 ? ~uint64_t{0} : 0;
+      for_each_value(d, [&](size_t c, uint64_t v) {
+        bad |= static_cast<uint64_t>(v > range);
+        cells[c] |= (v << sh) & keep;
+      });
+    }
+    if (bad) return Cells();
+    if (outside) {
+      return Error::Corrupt(
+          fmt::format("{}: tile {} holds a cell outside its bounding rectangle (dimension {})",
+                      frag.dir(), t, in.schema->dimensions[0].name));
     }
     if (carry != nullptr && pt.hi > hi) kept.emplace(gt, std::move(coords));
   }
