@@ -830,7 +830,8 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(const ViewInputs& 
       }
       const OrderedLoad load = OrderedLoadFor(types[d]);
       const uint64_t size = DatatypeSize(types[d]);
-      for (size_t c = first; c < end; ++c) each(c, load(values + (cells[c] & pos_mask) * size) - dlo);
+      for (size_t c = first; c < end; ++c)
+        each(c, load(values + (cells[c] & pos_mask) * size) - dlo);
     };
     // Keys, dimension by dimension; a coordinate outside the bounds means
     // the non-empty domain lied: take the generic path. A build of some

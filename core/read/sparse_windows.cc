@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/read/parallel.h"
+
 namespace tiledbfs::core {
 namespace {
 
@@ -71,6 +73,11 @@ std::vector<uint64_t> CutRows(const std::vector<PackedTile>& rows, const OrderIn
 
 Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
                                                            uint64_t window_cells) {
+  return Make(in, window_cells, UsableCores() > 1);
+}
+
+Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
+                                                           uint64_t window_cells, bool ahead) {
   std::unique_ptr<SparseWindows> none;
   window_cells = std::max<uint64_t>(window_cells, 1);
   ASSIGN_OR_RETURN(std::optional<PackedPlan> plan, PlanPackedIndex(in));
@@ -119,7 +126,50 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
   w->plan_ = std::move(*plan);
   w->box_lo_.assign(dims, UINT64_MAX);
   w->box_hi_.assign(dims, 0);
+  w->ahead_ = ahead;
+  w->kept_most_ = ahead ? kKept + 1 : kKept;
   return w;
+}
+
+SparseWindows::~SparseWindows() {
+  {
+    std::lock_guard<std::mutex> lock(ahead_mu_);
+    ahead_stop_ = true;
+  }
+  ahead_cv_.notify_all();
+  if (ahead_thread_.joinable()) ahead_thread_.join();
+}
+
+void SparseWindows::BuildAhead(size_t w) const {
+  std::lock_guard<std::mutex> lock(ahead_mu_);
+  if (ahead_stop_) return;
+  if (!ahead_thread_.joinable()) {
+    try {
+      ahead_thread_ = std::thread([this] { AheadLoop(); });
+    } catch (...) {
+      return;  // no thread to be had: the reader builds it
+    }
+  }
+  ahead_want_ = w;
+  ahead_cv_.notify_all();
+}
+
+void SparseWindows::AheadLoop() const {
+  std::unique_lock<std::mutex> lock(ahead_mu_);
+  for (;;) {
+    ahead_cv_.wait(lock, [this] { return ahead_stop_ || ahead_want_ != SIZE_MAX; });
+    if (ahead_stop_) return;
+    const size_t w = ahead_want_;
+    ahead_want_ = SIZE_MAX;
+    lock.unlock();
+    // A failed build is the reader's to report, when it builds the window
+    // itself.
+    try {
+      (void)Build(w);
+    } catch (...) {
+    }
+    lock.lock();
+  }
 }
 
 std::pair<uint64_t, uint64_t> SparseWindows::Rows(size_t w) const {
@@ -142,7 +192,7 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w) const {
     // Room for this one: the oldest kept window goes now (a reader still
     // holding it keeps it alive).
     std::lock_guard<std::mutex> lock(mu_);
-    if (kept_.size() >= kKept) kept_.erase(kept_.begin());
+    if (kept_.size() >= kept_most_) kept_.erase(kept_.begin());
   }
   const auto [lo, hi] = Rows(w);
   std::vector<PackedTile> tiles;
@@ -193,19 +243,33 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w) const {
     return Error::Corrupt(fmt::format("sparse window {} held {} cells, now {}", w, ends_[w] - first,
                                       index->cell_count));
   }
+  ++builds_;
   kept_.emplace_back(w, index);
-  if (kept_.size() > kKept) kept_.erase(kept_.begin());
+  if (kept_.size() > kept_most_) kept_.erase(kept_.begin());
   return Part{std::move(index), first};
 }
 
 Result<SparseWindows::Part> SparseWindows::Get(size_t w) const {
+  bool onward = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // A reader going on from window w - 1 (or starting at the first one)
+    // has the next one built ahead.
+    if (w != last_got_) {
+      onward =
+          ahead_ && w + 1 < starts_.size() && (w == 0 ? last_got_ == SIZE_MAX : last_got_ == w - 1);
+      last_got_ = w;
+    }
     for (const auto& [kw, index] : kept_) {
-      if (kw == w) return Part{index, w == 0 ? 0 : ends_[w - 1]};
+      if (kw == w) {
+        if (onward) BuildAhead(w + 1);
+        return Part{index, w == 0 ? 0 : ends_[w - 1]};
+      }
     }
   }
-  return Build(w);
+  ASSIGN_OR_RETURN(Part p, Build(w));
+  if (onward) BuildAhead(w + 1);
+  return p;
 }
 
 Result<SparseWindows::Part> SparseWindows::Locate(uint64_t cell) const {
@@ -222,6 +286,11 @@ Result<SparseWindows::Part> SparseWindows::Locate(uint64_t cell) const {
     ASSIGN_OR_RETURN(Part p, Get(w));
     if (cell >= p.first && cell - p.first < p.index->cell_count) return p;
   }
+}
+
+uint64_t SparseWindows::builds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return builds_;
 }
 
 bool SparseWindows::Counted() const {

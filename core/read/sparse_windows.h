@@ -8,17 +8,22 @@
 // `window_cells` cells, estimated from the tiles' bounding rectangles (a
 // tile's cells taken as spread evenly over its rows). A window's index is
 // built (BuildPackedCells) from the tiles whose rectangles cross its range
-// when a read needs it; the last kKept built are kept. The coordinate tiles
+// when a read needs it; the last kKept built are kept. On more than one
+// core, a reader going on from window w - 1 to w has window w + 1 built in
+// the background meanwhile (one more window kept), so that the reader's
+// cores do not wait for the builds. The coordinate tiles
 // that reach into the next window are handed to its build, so a pass in
 // order decodes each coordinate tile once. Windows are counted in order as
 // they are first built: a read at cell i first builds, once, the windows
 // before it whose counts are not known yet.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -29,6 +34,10 @@ namespace tiledbfs::core {
 class SparseWindows {
  public:
   static constexpr size_t kKept = 2;
+  // Waits for a window being built in the background.
+  ~SparseWindows();
+  SparseWindows(const SparseWindows&) = delete;
+  SparseWindows& operator=(const SparseWindows&) = delete;
 
   // nullopt (a null pointer) where the view is better indexed whole
   // (BuildSparseIndex): coordinates that do not pack (PlanPackedIndex),
@@ -36,7 +45,11 @@ class SparseWindows {
   // tile without a bounding rectangle or one outside the non-empty domains.
   // Windows that would look at more than twice the view's cells (tiles
   // crossing many of them) are made twice as wide, until one would do.
-  // `in` must outlive the windows.
+  // `in` must outlive the windows. `ahead`: whether windows are built
+  // ahead of a reader going on (see above); Make's default is when more
+  // than one core is usable (UsableCores).
+  static Result<std::unique_ptr<SparseWindows>> Make(const ViewInputs& in, uint64_t window_cells,
+                                                     bool ahead);
   static Result<std::unique_ptr<SparseWindows>> Make(const ViewInputs& in, uint64_t window_cells);
 
   size_t windows() const { return starts_.size(); }
@@ -66,6 +79,8 @@ class SparseWindows {
   // its rectangle ends in, after the cells up to its rectangle's upper
   // corner (TileEnds).
   std::vector<size_t> TilesEndingIn(uint64_t from, uint64_t to) const;
+  // The window builds so far (tests).
+  uint64_t builds() const;
 
  private:
   SparseWindows() = default;
@@ -74,6 +89,9 @@ class SparseWindows {
   // Window w, from the kept ones or built (w at most the windows counted).
   Result<Part> Get(size_t w) const;
   Result<Part> Build(size_t w) const;
+  // Has window w built by the background thread (started on first use).
+  void BuildAhead(size_t w) const;
+  void AheadLoop() const;
 
   const ViewInputs* in_ = nullptr;
   PackedPlan plan_;
@@ -87,9 +105,19 @@ class SparseWindows {
   mutable std::vector<std::pair<uint64_t, size_t>> ended_;  // (end, tile) of windows counted
   mutable std::vector<uint64_t> box_lo_, box_hi_;  // per dimension (OrderedValue), over ends_
   mutable std::vector<std::pair<size_t, std::shared_ptr<const CellIndex>>> kept_;  // newest last
+  mutable size_t last_got_ = SIZE_MAX;  // the window Get was last asked for
+  mutable uint64_t builds_ = 0;
   mutable std::mutex build_mu_;  // one build at a time; guards the carry
   mutable CoordCarry carry_;
   mutable size_t carry_for_ = SIZE_MAX;  // the window carry_ was left for
+
+  bool ahead_ = false;
+  size_t kept_most_ = kKept;     // kKept, one more when building ahead
+  mutable std::mutex ahead_mu_;  // guards what follows
+  mutable std::condition_variable ahead_cv_;
+  mutable std::thread ahead_thread_;
+  mutable size_t ahead_want_ = SIZE_MAX;  // the window to build next, if any
+  mutable bool ahead_stop_ = false;
 };
 
 }  // namespace tiledbfs::core

@@ -179,6 +179,43 @@ TEST(SparseWindowsWrittenTest, TilesEndWhereTheWholeIndexSays) {
   EXPECT_EQ(got, want);
 }
 
+// A reader going forward with windows built ahead of it (in the
+// background) finds the cells of windows it builds itself, each window built
+// once; windows dropped while a build is under way wait for it.
+TEST(SparseWindowsWrittenTest, WindowsBuiltAheadHoldTheSameCells) {
+  TempArray array("windows_ahead");
+  ArraySchema s = array.Create(kSchema);
+  WriteColumnBands(array, s, 70);
+  auto view = array.View();
+  ASSERT_TRUE(view);
+  ViewInputs in;
+  in.schema = &view->schema();
+  in.fragments = view->fragments();
+  auto alone = SparseWindows::Make(in, 1000, false);
+  auto ahead = SparseWindows::Make(in, 1000, true);
+  ASSERT_TRUE(alone.ok() && *alone && ahead.ok() && *ahead);
+  ASSERT_EQ((*ahead)->windows(), (*alone)->windows());
+  EXPECT_GE((*ahead)->windows(), 10u);
+  uint64_t cell = 0;
+  for (size_t w = 0; w < (*alone)->windows(); ++w) {
+    auto a = (*alone)->Locate(cell);
+    auto b = (*ahead)->Locate(cell);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(b->first, a->first);
+    EXPECT_EQ(b->index->packed, a->index->packed) << "window " << w;
+    cell = a->first + a->index->cell_count;
+  }
+  EXPECT_EQ((*ahead)->builds(), (*ahead)->windows());
+  EXPECT_EQ((*alone)->builds(), (*alone)->windows());
+  for (int k = 0; k < 3; ++k) {
+    auto dropped = SparseWindows::Make(in, 1000, true);
+    ASSERT_TRUE(dropped.ok() && *dropped);
+    auto first = (*dropped)->Locate(0);
+    ASSERT_TRUE(first.ok());
+    ASSERT_TRUE((*dropped)->Locate(first->index->cell_count).ok());
+  }
+}
+
 // A reader going forward through a windowed view too big for its cache
 // releases tiles behind it, and reads the same bytes.
 TEST(SparseWindowsWrittenTest, AReaderGoingForwardReleasesTilesBehindIt) {
