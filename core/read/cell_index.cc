@@ -189,6 +189,13 @@ CellRun CellIndex::RunAt(uint64_t i, uint64_t max) const {
   if (dense) return dense->LocateRun(i, max);
   CellRun run;
   const uint64_t n = std::min<uint64_t>(max, cell_count - i);
+  if (!runs.empty()) {
+    const auto r = RunOf(i);
+    const uint64_t end = r + 1 != runs.end() ? (r + 1)->first : cell_count;
+    run.ref = RefOf(r->second + (i - r->first));
+    run.count = std::min(n, end - i);
+    return run;
+  }
   uint64_t k = 1;
   uint64_t o;
   if (packing) {
@@ -207,7 +214,7 @@ CellRun CellIndex::RunAt(uint64_t i, uint64_t max) const {
 
 uint64_t CellIndex::footprint() const {
   uint64_t bytes = sizeof(*this) + sparse_tiles.size() * sizeof(SparseTile) +
-                   (ordinals.size() + packed.size()) * 8;
+                   (ordinals.size() + packed.size() + 2 * runs.size()) * 8;
   for (const Column& c : dims) bytes += c.data.size() + c.offsets.size() * 8 + c.validity.size();
   return bytes;
 }
@@ -1064,21 +1071,21 @@ CellIndex StoredOrder::Chunk(size_t k) const {
   c.cell_count = chunk_cells_[k];
   c.sparse_tiles = index_->sparse_tiles;
   c.pos_bits = index_->pos_bits;
-  c.ordinals.resize(c.cell_count);
-  uint64_t* out = c.ordinals.data();
   const uint64_t from = chunk_bit_[k], to = chunk_bit_[k + 1];
   size_t t = static_cast<size_t>(std::upper_bound(tile_base_.begin(), tile_base_.end(), from) -
                                  tile_base_.begin()) -
              1;
   if (all_) {
-    // Every cell of the tiles from `from` to `to`: a loop per tile.
+    // Every cell of the tiles from `from` to `to`: a run per tile.
     for (uint64_t b = from; b < to; ++t) {
       const uint64_t end = std::min(to, tile_base_[t + 1]);
-      const uint64_t ord = (uint64_t{t} << c.pos_bits) - tile_base_[t];
-      for (; b < end; ++b) *out++ = ord + b;
+      if (end > b) c.runs.emplace_back(b - from, (uint64_t{t} << c.pos_bits) | (b - tile_base_[t]));
+      b = end;
     }
     return c;
   }
+  c.ordinals.resize(c.cell_count);
+  uint64_t* out = c.ordinals.data();
   for (uint64_t w = from / 64; w * 64 < to; ++w) {
     uint64_t word = bits_[w];
     if (w == from / 64) word &= ~uint64_t{0} << (from % 64);

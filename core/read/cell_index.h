@@ -9,6 +9,7 @@
 // Built once per view; attribute reads then gather values tile by tile.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -132,6 +133,12 @@ struct CellIndex {
   int pos_bits = 0;
   std::vector<uint64_t> ordinals;
   std::vector<uint64_t> packed;
+  // Or, for cells that come in long runs of one tile (StoredOrder::Chunk of
+  // a view that keeps every stored cell), the runs instead of a word per
+  // cell: run j is the view cells from runs[j].first (ascending, the first
+  // 0) to the next run's first or cell_count, the stored cells from ordinal
+  // runs[j].second on.
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
   std::optional<KeyPacking> packing;
   std::optional<DenseLocator> dense;  // dense: computes refs
   std::vector<Range> box;       // dense: the bounding box; sparse: lowest and highest coordinates
@@ -141,6 +148,10 @@ struct CellIndex {
   CellRef At(uint64_t i) const { return dense ? dense->Locate(i) : RunAt(i, 1).ref; }
   // Sparse: the ordinal of the stored cell behind view cell i.
   uint64_t OrdinalAt(uint64_t i) const {
+    if (!runs.empty()) {
+      const auto& r = *RunOf(i);
+      return r.second + (i - r.first);
+    }
     return packing ? packing->OrdinalOf(packed[i]) : ordinals[i];
   }
   // The run of at most `max` (>= 1) cells from cell i supplied by one tile.
@@ -149,6 +160,12 @@ struct CellIndex {
   uint64_t footprint() const;
 
  private:
+  // The run holding view cell i (runs not empty).
+  std::vector<std::pair<uint64_t, uint64_t>>::const_iterator RunOf(uint64_t i) const {
+    return std::upper_bound(runs.begin(), runs.end(),
+                            std::pair<uint64_t, uint64_t>(i, UINT64_MAX)) -
+           1;
+  }
   CellRef RefOf(uint64_t ordinal) const {
     const SparseTile& t = sparse_tiles[ordinal >> pos_bits];
     return CellRef{t.fragment, static_cast<uint32_t>(ordinal & ((uint64_t{1} << pos_bits) - 1)),
@@ -181,7 +198,8 @@ class StoredOrder {
                                   const PartVisitor& visit);
   size_t chunks() const { return chunk_bit_.size() - 1; }
   // Chunk k: the view cells it holds, as an index of their ordinals
-  // (ascending; the tiles of `index`, which must outlive it).
+  // (ascending; the tiles of `index`, which must outlive it), in runs where
+  // the view keeps every stored cell.
   CellIndex Chunk(size_t k) const;
   // Chunk k's reader is done with it (thread-safe; a chunk counts once):
   // the tiles (indexes into the index's sparse_tiles) that no chunk left

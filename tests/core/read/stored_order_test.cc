@@ -31,19 +31,38 @@ CellIndex IndexOf(const std::vector<uint64_t>& tile_cells, int pos_bits,
   return index;
 }
 
+// A chunk's ordinals (OrdinalAt), checked against its runs (RunAt): each
+// run from each cell names that cell and the consecutive ones after it.
+std::vector<uint64_t> OrdinalsOf(const CellIndex& c) {
+  std::vector<uint64_t> out;
+  for (uint64_t i = 0; i < c.cell_count; ++i) out.push_back(c.OrdinalAt(i));
+  for (uint64_t i = 0; i < c.cell_count; ++i) {
+    const CellRun run = c.RunAt(i, c.cell_count - i);
+    EXPECT_GE(run.count, 1u);
+    EXPECT_LE(run.count, c.cell_count - i);
+    for (uint64_t j = 0; j < run.count && i + j < out.size(); ++j) {
+      EXPECT_EQ(out[i + j] >> c.pos_bits, out[i] >> c.pos_bits) << "cell " << i + j;
+      EXPECT_EQ(out[i + j], out[i] + j) << "cell " << i + j << " in the run from " << i;
+    }
+    EXPECT_EQ(run.ref.tile, c.sparse_tiles[out[i] >> c.pos_bits].tile);
+    EXPECT_EQ(run.ref.pos, out[i] & ((uint64_t{1} << c.pos_bits) - 1));
+  }
+  return out;
+}
+
 // The chunks' ordinals, concatenated; checks each chunk's size.
 std::vector<uint64_t> Chunked(const StoredOrder& order, uint64_t chunk_cells, uint64_t cells) {
   std::vector<uint64_t> out;
   for (size_t k = 0; k < order.chunks(); ++k) {
     CellIndex c = order.Chunk(k);
-    EXPECT_EQ(c.cell_count, c.ordinals.size());
+    const std::vector<uint64_t> ordinals = OrdinalsOf(c);
     if (k + 1 < order.chunks()) {
       EXPECT_EQ(c.cell_count, chunk_cells) << "chunk " << k;
     } else {
       EXPECT_GE(c.cell_count, 1u);
       EXPECT_LE(c.cell_count, chunk_cells);
     }
-    out.insert(out.end(), c.ordinals.begin(), c.ordinals.end());
+    out.insert(out.end(), ordinals.begin(), ordinals.end());
   }
   EXPECT_EQ(out.size(), cells);
   return out;
@@ -112,7 +131,7 @@ TEST(StoredOrderTest, FinishReturnsEachTileWhenItsLastChunkFinishes) {
       // The chunks holding cells of each tile.
       std::vector<std::vector<size_t>> holders(tile_cells.size());
       for (size_t k = 0; k < order->chunks(); ++k) {
-        for (uint64_t o : order->Chunk(k).ordinals) {
+        for (uint64_t o : OrdinalsOf(order->Chunk(k))) {
           std::vector<size_t>& h = holders[o >> pos_bits];
           if (h.empty() || h.back() != k) h.push_back(k);
         }
