@@ -127,7 +127,6 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
   w->box_lo_.assign(dims, UINT64_MAX);
   w->box_hi_.assign(dims, 0);
   w->ahead_ = ahead;
-  w->kept_most_ = ahead ? kKept + 1 : kKept;
   return w;
 }
 
@@ -192,7 +191,7 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w) const {
     // Room for this one: the oldest kept window goes now (a reader still
     // holding it keeps it alive).
     std::lock_guard<std::mutex> lock(mu_);
-    if (kept_.size() >= kept_most_) kept_.erase(kept_.begin());
+    if (kept_.size() >= KeptMost()) kept_.erase(kept_.begin());
   }
   const auto [lo, hi] = Rows(w);
   std::vector<PackedTile> tiles;
@@ -245,7 +244,7 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w) const {
   }
   ++builds_;
   kept_.emplace_back(w, index);
-  if (kept_.size() > kept_most_) kept_.erase(kept_.begin());
+  if (kept_.size() > KeptMost()) kept_.erase(kept_.begin());
   return Part{std::move(index), first};
 }
 

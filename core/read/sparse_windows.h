@@ -111,8 +111,10 @@ class SparseWindows {
   mutable CoordCarry carry_;
   mutable size_t carry_for_ = SIZE_MAX;  // the window carry_ was left for
 
+  // The windows kept: kKept, one more when building ahead.
+  size_t KeptMost() const { return ahead_ ? kKept + 1 : kKept; }
+
   bool ahead_ = false;
-  size_t kept_most_ = kKept;     // kKept, one more when building ahead
   mutable std::mutex ahead_mu_;  // guards what follows
   mutable std::condition_variable ahead_cv_;
   mutable std::thread ahead_thread_;

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "core/array/array_view.h"
 #include "core/read/sparse_windows.h"
@@ -46,6 +48,14 @@ void WriteColumnBands(TempArray& array, const ArraySchema& s, uint64_t seed) {
     auto w = WriteSyntheticFragments(array.root().string(), s, 10 + k, spec);
     ASSERT_TRUE(w.ok()) << w.error().ToString();
   }
+}
+
+// What a SparseWindows or an index of the view is made from.
+ViewInputs InputsOf(const ArrayView& view) {
+  ViewInputs in;
+  in.schema = &view.schema();
+  in.fragments = view.fragments();
+  return in;
 }
 
 void ExpectSame(const Column& got, const Column& want, const std::string& what) {
@@ -153,9 +163,7 @@ TEST(SparseWindowsWrittenTest, TilesEndWhereTheWholeIndexSays) {
   WriteColumnBands(array, s, 60);
   auto view = array.View();
   ASSERT_TRUE(view);
-  ViewInputs in;
-  in.schema = &view->schema();
-  in.fragments = view->fragments();
+  const ViewInputs in = InputsOf(*view);
   auto whole = BuildSparseIndex(in);
   ASSERT_TRUE(whole.ok());
   const std::vector<uint64_t> want = TileEnds(in, *whole);
@@ -188,9 +196,7 @@ TEST(SparseWindowsWrittenTest, WindowsBuiltAheadHoldTheSameCells) {
   WriteColumnBands(array, s, 70);
   auto view = array.View();
   ASSERT_TRUE(view);
-  ViewInputs in;
-  in.schema = &view->schema();
-  in.fragments = view->fragments();
+  const ViewInputs in = InputsOf(*view);
   auto alone = SparseWindows::Make(in, 1000, false);
   auto ahead = SparseWindows::Make(in, 1000, true);
   ASSERT_TRUE(alone.ok() && *alone && ahead.ok() && *ahead);
@@ -207,6 +213,18 @@ TEST(SparseWindowsWrittenTest, WindowsBuiltAheadHoldTheSameCells) {
   }
   EXPECT_EQ((*ahead)->builds(), (*ahead)->windows());
   EXPECT_EQ((*alone)->builds(), (*alone)->windows());
+  // A reader at the first window has the second built without asking for
+  // it (waited for up to a minute); without building ahead, nothing is.
+  auto fresh = SparseWindows::Make(in, 1000, true);
+  auto fresh_alone = SparseWindows::Make(in, 1000, false);
+  ASSERT_TRUE(fresh.ok() && *fresh && fresh_alone.ok() && *fresh_alone);
+  ASSERT_TRUE((*fresh)->Locate(0).ok());
+  ASSERT_TRUE((*fresh_alone)->Locate(0).ok());
+  for (int waited = 0; (*fresh)->builds() < 2 && waited < 6000; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ((*fresh)->builds(), 2u);
+  EXPECT_EQ((*fresh_alone)->builds(), 1u);
   for (int k = 0; k < 3; ++k) {
     auto dropped = SparseWindows::Make(in, 1000, true);
     ASSERT_TRUE(dropped.ok() && *dropped);
