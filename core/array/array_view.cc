@@ -12,13 +12,13 @@ namespace {
 
 // Appends the cells of `from` to `to` (the same field).
 void AppendColumn(Column& to, const Column& from) {
-  to.data.insert(to.data.end(), from.data.begin(), from.data.end());
+  AppendBytes(to.data, from.data.data(), from.data.size());
   if (to.var() && !from.offsets.empty()) {
     const uint64_t base = to.offsets.empty() ? 0 : to.offsets.back();
     if (to.offsets.empty()) to.offsets.push_back(0);
     for (size_t i = 1; i < from.offsets.size(); ++i) to.offsets.push_back(base + from.offsets[i]);
   }
-  to.validity.insert(to.validity.end(), from.validity.begin(), from.validity.end());
+  AppendBytes(to.validity, from.validity.data(), from.validity.size());
   to.cell_count += from.cell_count;
 }
 

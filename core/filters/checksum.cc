@@ -79,7 +79,7 @@ Result<StageOutput> ReverseChecksum(const StageContext& ctx, Bytes metadata, Byt
     return Error::Corrupt(
         fmt::format("{}: {} bytes exceed the expected {}", name, data.size(), ctx.capacity));
   }
-  return StageOutput{ByteVec(rest.begin(), rest.end()), ByteVec(data.begin(), data.end())};
+  return StageOutput{CopyBytes(rest), CopyBytes(data)};
 }
 
 }  // namespace tiledbfs::core::filters

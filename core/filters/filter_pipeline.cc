@@ -203,7 +203,7 @@ Status UnfilterChunk(const std::vector<Stage>& stages, const FilterPipeline& p, 
           "length of {}",
           c.offset, c.data.size(), c.metadata.size(), c.original_size));
     }
-    out->insert(out->end(), c.data.begin(), c.data.end());
+    AppendBytes(*out, c.data);
     return Ok();
   }
   filters::StageOutput cur;
@@ -245,7 +245,7 @@ Status UnfilterChunk(const std::vector<Stage>& stages, const FilterPipeline& p, 
   if (out->empty() && out->capacity() <= cur.data.size()) {
     *out = std::move(cur.data);
   } else {
-    out->insert(out->end(), data.begin(), data.end());
+    AppendBytes(*out, data);
   }
   return Ok();
 }

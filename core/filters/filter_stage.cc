@@ -23,7 +23,7 @@ Datatype IntegerOfSize(uint64_t size, Datatype fallback) {
 
 // A stage that leaves both streams as they are.
 StageOutput PassThrough(Bytes metadata, Bytes data) {
-  return {ByteVec(metadata.begin(), metadata.end()), ByteVec(data.begin(), data.end())};
+  return {CopyBytes(metadata), CopyBytes(data)};
 }
 
 }  // namespace
@@ -48,7 +48,7 @@ Status AppendCapped(ByteVec* out, Bytes b, uint64_t capacity, std::string_view w
   if (b.size() > capacity || out->size() > capacity - b.size()) {
     return Error::Corrupt(fmt::format("{}: output would exceed {} bytes", what, capacity));
   }
-  out->insert(out->end(), b.begin(), b.end());
+  AppendBytes(*out, b);
   return Ok();
 }
 

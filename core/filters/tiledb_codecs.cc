@@ -111,7 +111,7 @@ Status DecodeRle(Bytes in, uint64_t value_size, uint64_t declared, ByteVec* out)
       out->resize(start);
       return Error::Corrupt(fmt::format("RLE: runs expand past the expected {} bytes", declared));
     }
-    for (uint64_t j = 0; j < run; ++j) out->insert(out->end(), v, v + value_size);
+    for (uint64_t j = 0; j < run; ++j) AppendBytes(*out, v, value_size);
     produced += run * value_size;
   }
   if (produced != declared) {
@@ -156,7 +156,7 @@ Status DecodeDoubleDelta(Bytes in, Datatype type, uint64_t declared, ByteVec* ou
       return Error::Corrupt(
           fmt::format("DOUBLE_DELTA: {} raw bytes, expected {}", r.remaining(), declared));
     }
-    out->insert(out->end(), r.rest().begin(), r.rest().end());
+    AppendBytes(*out, r.rest());
     return Ok();
   }
   const uint64_t raw = std::min<uint64_t>(n, 2);
@@ -178,7 +178,7 @@ Status DecodeDoubleDelta(Bytes in, Datatype type, uint64_t declared, ByteVec* ou
   BitReader bits(r.rest().subspan(raw * size));
   uint64_t prev2 = LoadLe(dst, size), prev1 = LoadLe(dst + size, size);
   for (uint64_t i = 2; i < n; ++i) {
-    uint64_t sign, bit, magnitude = 0;
+    uint64_t sign = 0, bit = 0, magnitude = 0;
     bits.Next(&sign);  // the length check above guarantees every bit
     for (int b = 0; b < bitsize; ++b) {
       bits.Next(&bit);
@@ -216,7 +216,7 @@ Status DecodeStringRle(Bytes in, uint8_t run_len_bytes, uint8_t str_len_bytes, u
     }
     for (uint64_t j = 0; j < run; ++j) {
       offsets->push_back(out->size() - start);
-      out->insert(out->end(), str.begin(), str.end());
+      AppendBytes(*out, str);
     }
     cells += run;
   }
@@ -261,7 +261,7 @@ Status DecodeStringDictionary(Bytes in, Bytes serialized_dict, uint8_t id_bytes,
           fmt::format("DICTIONARY: strings exceed the expected {} bytes", declared));
     }
     offsets->push_back(out->size() - start);
-    out->insert(out->end(), w.begin(), w.end());
+    AppendBytes(*out, w);
   }
   if (out->size() - start != declared) {
     return Error::Corrupt(fmt::format("DICTIONARY: strings add up to {} bytes, expected {}",

@@ -72,7 +72,7 @@ uint64_t Load(const uint8_t* p, uint64_t size, bool sign_extend) {
 }
 
 StageOutput PassThrough(Bytes metadata, Bytes data) {
-  return {ByteVec(metadata.begin(), metadata.end()), ByteVec(data.begin(), data.end())};
+  return {CopyBytes(metadata), CopyBytes(data)};
 }
 
 }  // namespace
@@ -105,7 +105,7 @@ Result<StageOutput> ReverseBitWidthReduction(const StageContext& ctx, Bytes meta
     }
     if (bits >= ts * 8 || len % ts != 0) {
       ASSIGN_OR_RETURN(Bytes raw, in.ReadBytes(len, "BIT_WIDTH_REDUCTION: window"));
-      out.data.insert(out.data.end(), raw.begin(), raw.end());
+      AppendBytes(out.data, raw);
       continue;
     }
     if (bits != 8 && bits != 16 && bits != 32) {

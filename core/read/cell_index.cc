@@ -627,7 +627,7 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
         for (uint64_t k = 0; k < j - i; ++k) {
           Bytes v = dt.cell(pos + k);
           c.offsets.push_back(c.data.size());
-          c.data.insert(c.data.end(), v.begin(), v.end());
+          AppendBytes(c.data, v);
         }
       }
       i = j;
@@ -1348,12 +1348,10 @@ Column SparseDimensionColumn(const ArraySchema& schema, const CellIndex& index, 
     uint64_t base = all.offsets[first];
     c.offsets.reserve(count + 1);
     for (uint64_t i = first; i <= first + count; ++i) c.offsets.push_back(all.offsets[i] - base);
-    c.data.assign(all.data.begin() + static_cast<ptrdiff_t>(base),
-                  all.data.begin() + static_cast<ptrdiff_t>(all.offsets[first + count]));
+    c.data = CopyBytes(Bytes(all.data).subspan(base, all.offsets[first + count] - base));
   } else {
     uint64_t cs = all.cell_size();
-    c.data.assign(all.data.begin() + static_cast<ptrdiff_t>(first * cs),
-                  all.data.begin() + static_cast<ptrdiff_t>((first + count) * cs));
+    c.data = CopyBytes(Bytes(all.data).subspan(first * cs, count * cs));
   }
   return c;
 }
@@ -1701,7 +1699,7 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
       if (var) {
         for (uint64_t k = 0; k < run.count; ++k) {
           c.offsets[done + k] = c.data.size();
-          c.data.insert(c.data.end(), fill.begin(), fill.end());
+          AppendBytes(c.data, fill.data(), fill.size());
         }
       } else if (cs > 0) {
         uint8_t* dst = fixed_dst(done, run.count);
@@ -1827,12 +1825,12 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
       const uint64_t shift = c.data.size() - from;
       for (uint64_t k = 0; k < run.count; ++k)
         c.offsets[done + k] = tile.offsets[r.pos + k] + shift;
-      c.data.insert(c.data.end(), tile.var.data() + from, tile.var.data() + to);
+      AppendBytes(c.data, tile.var.data() + from, to - from);
     } else {
       for (uint64_t k = 0, pos = r.pos; k < run.count; ++k, pos += run.step) {
         Bytes value = tile.cell(pos);
         c.offsets[done + k] = c.data.size();
-        c.data.insert(c.data.end(), value.begin(), value.end());
+        AppendBytes(c.data, value);
       }
     }
     if (attr.nullable) {
