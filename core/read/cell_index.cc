@@ -714,17 +714,16 @@ Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
   return std::optional<PackedPlan>(std::move(plan));
 }
 
-Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(const ViewInputs& in,
-                                                              const PackedPlan& plan,
-                                                              std::span<const PackedTile> tiles,
-                                                              uint64_t lo, uint64_t hi,
-                                                              CoordCarry* carry) {
+Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
+    const ViewInputs& in, const PackedPlan& plan, std::span<const PackedTile> tiles, uint64_t lo,
+    uint64_t hi, CoordCarry* carry, std::vector<uint64_t> reuse) {
   using Cells = std::optional<std::vector<uint64_t>>;
   const KeyPacking& k = plan.packing;
   const size_t dims = plan.order.types.size();
   const std::vector<Datatype>& types = plan.order.types;
   OrderInput order = plan.order;  // its tiles get this build's stamps
-  std::vector<uint64_t> cells;
+  std::vector<uint64_t> cells = std::move(reuse);
+  cells.clear();
   // Room for the cells expected in [lo, hi]: each tile's spread evenly
   // over its rows (exact for a build of every row), and a little more.
   double expected = 0;
@@ -891,8 +890,10 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(const ViewInputs& 
     DropDeletedCells(
         in, deleted, order.pos_bits, [&k](uint64_t c) { return k.OrdinalOf(c); }, cells);
   }
-  // A range keeps only part of its tiles' cells: give back the rest.
-  if (cells.capacity() - cells.size() > cells.size() / 8) cells.shrink_to_fit();
+  // Cells dropped, or a range that kept only part of its tiles' cells:
+  // give back the rest. A range keeps up to half as much again (what it
+  // reserved, or a reused buffer's room), for the next build to reuse.
+  if (cells.capacity() - cells.size() > cells.size() / (whole ? 8 : 2)) cells.shrink_to_fit();
   return Cells(std::move(cells));
 }
 

@@ -260,11 +260,11 @@ using CoordCarry = std::unordered_map<size_t, std::vector<DecodedTile>>;
 // for a cell outside its tile's bounds [lo, hi] (a build of a range would
 // miss it). With `carry`: its tiles are used instead of reading them again,
 // and it is left holding the coordinates of the tiles reaching past `hi`.
-Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(const ViewInputs& in,
-                                                              const PackedPlan& plan,
-                                                              std::span<const PackedTile> tiles,
-                                                              uint64_t lo, uint64_t hi,
-                                                              CoordCarry* carry);
+// `reuse`: memory for the cells (its values are dropped), from an index
+// no longer needed, so that a build does not touch fresh pages.
+Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
+    const ViewInputs& in, const PackedPlan& plan, std::span<const PackedTile> tiles, uint64_t lo,
+    uint64_t hi, CoordCarry* carry, std::vector<uint64_t> reuse = {});
 // The index of `cells` (from BuildPackedCells): every tile of the plan, the
 // packing, the box of the cells.
 CellIndex MakePackedIndex(const PackedPlan& plan, std::vector<uint64_t> cells);

@@ -191,7 +191,7 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w) const {
     // Room for this one: the oldest kept window goes now (a reader still
     // holding it keeps it alive).
     std::lock_guard<std::mutex> lock(mu_);
-    if (kept_.size() >= KeptMost()) kept_.erase(kept_.begin());
+    if (kept_.size() >= KeptMost()) DropOldest();
   }
   const auto [lo, hi] = Rows(w);
   std::vector<PackedTile> tiles;
@@ -200,8 +200,10 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w) const {
   }
   if (carry_for_ != w) carry_.clear();
   carry_for_ = SIZE_MAX;
+  const bool reused = spare_.capacity() > 0;
   ASSIGN_OR_RETURN(std::optional<std::vector<uint64_t>> cells,
-                   BuildPackedCells(*in_, plan_, tiles, lo, hi, &carry_));
+                   BuildPackedCells(*in_, plan_, tiles, lo, hi, &carry_, std::move(spare_)));
+  spare_ = {};
   if (!cells) {
     carry_.clear();
     return Error::Corrupt(fmt::format(
@@ -210,7 +212,7 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w) const {
         w, starts_.size(), in_->schema->dimensions[0].name));
   }
   carry_for_ = w + 1;
-  auto index = std::make_shared<const CellIndex>(MakePackedIndex(plan_, std::move(*cells)));
+  auto index = std::make_shared<CellIndex>(MakePackedIndex(plan_, std::move(*cells)));
   // Counted for the first time: where the tiles ending in it end, from
   // their rectangles' upper corners (TileEnds; only builds change ends_).
   std::vector<std::pair<uint64_t, size_t>> ended;
@@ -243,9 +245,20 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w) const {
                                       index->cell_count));
   }
   ++builds_;
+  reuses_ += reused ? 1 : 0;
   kept_.emplace_back(w, index);
-  if (kept_.size() > KeptMost()) kept_.erase(kept_.begin());
+  if (kept_.size() > KeptMost()) DropOldest();
   return Part{std::move(index), first};
+}
+
+void SparseWindows::DropOldest() const {
+  std::shared_ptr<CellIndex>& oldest = kept_.front().second;
+  // Held by nothing else, it cannot be taken again: every copy is made
+  // from kept_ under mu_, or is the builder's own (build_mu_).
+  if (oldest.use_count() == 1 && oldest->packed.capacity() > spare_.capacity()) {
+    spare_ = std::move(oldest->packed);
+  }
+  kept_.erase(kept_.begin());
 }
 
 Result<SparseWindows::Part> SparseWindows::Get(size_t w) const {
@@ -290,6 +303,11 @@ Result<SparseWindows::Part> SparseWindows::Locate(uint64_t cell) const {
 uint64_t SparseWindows::builds() const {
   std::lock_guard<std::mutex> lock(mu_);
   return builds_;
+}
+
+uint64_t SparseWindows::reuses() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reuses_;
 }
 
 bool SparseWindows::Counted() const {

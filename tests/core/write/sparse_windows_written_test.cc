@@ -234,6 +234,43 @@ TEST(SparseWindowsWrittenTest, WindowsBuiltAheadHoldTheSameCells) {
   }
 }
 
+// A window build fills the memory of a window dropped, but never of one a
+// reader still holds: a pass holding every window it read gets the same
+// cells as a pass holding none, whose builds (all but the first few) reuse
+// memory.
+TEST(SparseWindowsWrittenTest, WindowsReaderHoldKeepTheirCells) {
+  TempArray array("windows_reuse");
+  ArraySchema s = array.Create(kSchema);
+  WriteColumnBands(array, s, 70);
+  auto view = array.View();
+  ASSERT_TRUE(view);
+  const ViewInputs in = InputsOf(*view);
+  for (bool ahead : {false, true}) {
+    SCOPED_TRACE(ahead ? "built ahead" : "built by the reader");
+    auto holding = SparseWindows::Make(in, 1000, ahead);
+    auto passing = SparseWindows::Make(in, 1000, ahead);
+    ASSERT_TRUE(holding.ok() && *holding && passing.ok() && *passing);
+    std::vector<SparseWindows::Part> held;
+    std::vector<std::vector<uint64_t>> cells;
+    uint64_t cell = 0;
+    for (size_t w = 0; w < (*holding)->windows(); ++w) {
+      auto a = (*holding)->Locate(cell);
+      auto b = (*passing)->Locate(cell);
+      ASSERT_TRUE(a.ok() && b.ok());
+      EXPECT_EQ(a->index->packed, b->index->packed) << "window " << w;
+      cells.push_back(b->index->packed);
+      held.push_back(*a);
+      cell = a->first + a->index->cell_count;
+    }
+    for (size_t w = 0; w < held.size(); ++w) {
+      EXPECT_EQ(held[w].index->packed, cells[w]) << "window " << w;
+      EXPECT_EQ(held[w].index->cell_count, cells[w].size());
+    }
+    EXPECT_EQ((*holding)->reuses(), 0u);
+    EXPECT_GE((*passing)->reuses() + 4, (*passing)->windows());
+  }
+}
+
 // A reader going forward through a windowed view too big for its cache
 // releases tiles behind it, and reads the same bytes.
 TEST(SparseWindowsWrittenTest, AReaderGoingForwardReleasesTilesBehindIt) {
