@@ -223,6 +223,69 @@ TEST(CsvTest, ShortPlainTextOfEveryLengthAndDistanceFromTheEnd) {
   }
 }
 
+// Emit copies an integer's text from the row before when the value
+// repeats: for every integer type, runs of repeats (of the extremes too),
+// broken by nulls and by other values, in a column alone (rows as narrow as
+// 2 bytes, the copy's source overlapping where it writes) and beside
+// another, into a buffer that grows mid-run; each row as AppendCsvCell
+// writes it cell by cell.
+template <class T>
+void ExpectRepeatsWritten(Datatype type) {
+  SCOPED_TRACE(std::string(core::DatatypeName(type)));
+  std::mt19937_64 rng(11);
+  const std::vector<T> pool = {std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max(), 0,
+                               7, static_cast<T>(-1)};
+  std::vector<T> values;
+  while (values.size() < 5000) {
+    const T v = rng() % 3 == 0 ? pool[rng() % pool.size()] : static_cast<T>(rng() >> (rng() % 64));
+    const size_t run = 1 + rng() % 40;
+    for (size_t k = 0; k < run; ++k) values.push_back(v);
+  }
+  Column c;
+  c.name = "x";
+  c.type = type;
+  c.cell_count = values.size();
+  c.data.resize(values.size() * sizeof(T), 0);
+  std::memcpy(c.data.data(), values.data(), c.data.size());
+  Column nulls = c;
+  nulls.nullable = true;
+  nulls.validity.resize(values.size(), 1);
+  for (size_t i = 0; i < values.size(); ++i) nulls.validity[i] = rng() % 7 == 0 ? 0 : 1;
+  Column other = Ints("y", std::vector<int32_t>(values.size(), 5));
+  const std::vector<std::vector<const Column*>> tables = {
+      {&c}, {&nulls}, {&c, &other}, {&other, &nulls}};
+  for (const auto& cols : tables) {
+    std::vector<CsvColumn> cc;
+    for (const Column* col : cols) cc.push_back({col, nullptr});
+    auto table = CsvTable::Make(cc, false);
+    ASSERT_TRUE(table.ok());
+    std::string want, scratch;
+    for (uint64_t i = 0; i < values.size(); ++i) {
+      for (size_t k = 0; k < cols.size(); ++k) {
+        if (k > 0) want += ',';
+        AppendCsvCell(want, *cols[k], i, nullptr, scratch);
+      }
+      want += '\n';
+    }
+    std::string got;
+    got.shrink_to_fit();
+    table->AppendRows(got, 0, values.size());
+    ASSERT_EQ(got, want) << cols.size() << " columns";
+    EXPECT_EQ(table->MeasureRows(0, values.size()), want.size());
+  }
+}
+
+TEST(CsvTest, RepeatedIntegersAreCopiedExactly) {
+  ExpectRepeatsWritten<int8_t>(Datatype::kInt8);
+  ExpectRepeatsWritten<uint8_t>(Datatype::kUInt8);
+  ExpectRepeatsWritten<int16_t>(Datatype::kInt16);
+  ExpectRepeatsWritten<uint16_t>(Datatype::kUInt16);
+  ExpectRepeatsWritten<int32_t>(Datatype::kInt32);
+  ExpectRepeatsWritten<uint32_t>(Datatype::kUInt32);
+  ExpectRepeatsWritten<int64_t>(Datatype::kInt64);
+  ExpectRepeatsWritten<uint64_t>(Datatype::kUInt64);
+}
+
 struct CorpusTable {
   testing::CorpusView view;
   std::vector<CsvColumn> columns;
