@@ -4,6 +4,7 @@
 // the fragment written at t1 covers the whole domain, so its tiles in file
 // order are the view at t1; the fragment at t2 is the one tile [1201,1320],
 // which is the same range of the view at t2.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -122,7 +123,7 @@ Result<Column> DecodeColumn(const std::string& frag_dir, size_t index, const Att
   Column col;
   if (!a.var) {
     ByteVec file = ReadFileBytes(base + ".tdb");
-    ctx.file = "a" + std::to_string(index) + ".tdb";
+    ctx.file = fmt::format("a{}.tdb", index);
     for (Bytes tile : Tiles(file)) {
       ctx.file_offset = tile.data() - file.data();
       ASSIGN_OR_RETURN(ByteVec d, UnfilterTile(data_pipeline, tile, ctx));
@@ -138,8 +139,8 @@ Result<Column> DecodeColumn(const std::string& frag_dir, size_t index, const Att
     octx.type = Datatype::kUInt64;
     octx.cell_size = 8;
     octx.format_version = 22;
-    octx.file = "a" + std::to_string(index) + ".tdb";
-    ctx.file = "a" + std::to_string(index) + "_var.tdb";
+    octx.file = fmt::format("a{}.tdb", index);
+    ctx.file = fmt::format("a{}_var.tdb", index);
     FilterPipeline offsets_pipeline = RoundTrip(OffsetsPipeline());
     for (size_t t = 0; t < off_tiles.size() && t < var_tiles.size(); ++t) {
       octx.file_offset = off_tiles[t].data() - off_file.data();
@@ -157,7 +158,7 @@ Result<Column> DecodeColumn(const std::string& frag_dir, size_t index, const Att
     vctx.type = Datatype::kUInt8;
     vctx.cell_size = 1;
     vctx.format_version = 22;
-    vctx.file = "a" + std::to_string(index) + "_validity.tdb";
+    vctx.file = fmt::format("a{}_validity.tdb", index);
     FilterPipeline validity_pipeline = RoundTrip(ValidityPipeline());
     for (Bytes tile : Tiles(file)) {
       vctx.file_offset = tile.data() - file.data();
@@ -246,7 +247,7 @@ TEST_P(FiltersCorpusTest, DamagedFirstTileIsHandled) {
   ctx.type = a.type;
   ctx.cell_size = DatatypeSize(a.type);
   ctx.format_version = 22;
-  ctx.file = "a" + std::to_string(i);
+  ctx.file = fmt::format("a{}", i);
   auto decode = [&](Bytes t) -> bool {
     if (!a.var) return UnfilterTile(pipeline, t, ctx).ok();
     ByteVec empty(8, 0);  // var tiles here are decoded with their offsets

@@ -144,7 +144,7 @@ TEST_P(CodecTest, CompressesMetadataPartsToo) {
   md.Put<uint32_t>(shuffle_md.bytes().size()).Put<uint32_t>(pm.size());
   md.Put<uint32_t>(16).Put<uint32_t>(pd.size());
   ByteVec data = pm;
-  data.insert(data.end(), pd.begin(), pd.end());
+  AppendBytes(data, pd);
   auto r = Unfilter({MakeFilter(FilterType::kByteshuffle), Compressor(c.type)},
                     OneChunkTile(16, md.bytes(), data), Ctx(Datatype::kInt32));
   ASSERT_TRUE(r.ok()) << r.error().ToString();
@@ -316,7 +316,7 @@ TEST(BitWidthReductionTest, WindowsOfReducedValues) {
   md2.Put<int32_t>(0).Put<uint8_t>(32).Put<uint32_t>(4);
   ByteVec d2 = {3};
   ByteVec raw = AsBytes<int32_t>({-2000000000});
-  d2.insert(d2.end(), raw.begin(), raw.end());
+  AppendBytes(d2, raw);
   auto r2 = Unfilter({MakeFilter(FilterType::kBitWidthReduction)}, OneChunkTile(8, md2.bytes(), d2),
                      Ctx(Datatype::kInt32));
   ASSERT_TRUE(r2.ok()) << r2.error().ToString();

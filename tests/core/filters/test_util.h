@@ -50,11 +50,11 @@ class Writer {
   Writer& Put(T v) {
     uint8_t b[sizeof(T)];
     std::memcpy(b, &v, sizeof(T));
-    bytes_.insert(bytes_.end(), b, b + sizeof(T));
+    AppendBytes(bytes_, b, sizeof(T));
     return *this;
   }
   Writer& Append(Bytes b) {
-    bytes_.insert(bytes_.end(), b.begin(), b.end());
+    AppendBytes(bytes_, b);
     return *this;
   }
   const ByteVec& bytes() const { return bytes_; }

@@ -4,6 +4,7 @@
 // write_footer do), with unfiltered generic tiles.
 #pragma once
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -200,7 +201,7 @@ struct SyntheticFragment {
         std::vector<Range> mbr;
         for (const auto& d : schema.dimensions) {
           if (d.var()) {
-            mbr.push_back(RS("a" + std::to_string(t), "b" + std::to_string(t)));
+            mbr.push_back(RS(fmt::format("a{}", t), fmt::format("b{}", t)));
           } else {
             mbr.push_back(R<int32_t>(static_cast<int32_t>(t + 1), static_cast<int32_t>(t + 5)));
           }
@@ -282,8 +283,8 @@ struct SyntheticFragment {
           mins.Put<uint64_t>(8 * tile_num);
           maxs.Put<uint64_t>(8 * tile_num);
           for (uint64_t t = 0; t < tile_num; ++t) {
-            mv += "m" + std::to_string(t);
-            xv += "xx" + std::to_string(t);
+            mv += fmt::format("m{}", t);
+            xv += fmt::format("xx{}", t);
           }
           mins.Put<uint64_t>(mv.size());
           maxs.Put<uint64_t>(xv.size());

@@ -112,7 +112,9 @@ TEST(ArrayViewCacheTest, LatestInstantIsTheLastInstant) {
   ASSERT_FALSE(instants->empty());
   EXPECT_EQ(*latest, instants->back());
   EXPECT_EQ(a->InstantAt(UINT64_MAX), *latest);
-  if (instants->front() > 0) EXPECT_EQ(a->InstantAt(instants->front() - 1), 0u);
+  if (instants->front() > 0) {
+    EXPECT_EQ(a->InstantAt(instants->front() - 1), 0u);
+  }
 }
 
 }  // namespace

@@ -97,7 +97,9 @@ TEST(ReadTilesTest, EveryCorpusTileAsReadTileGivesIt) {
   EXPECT_GE(arrays, 20u);
   EXPECT_GT(tiles, 200u);
   // Where the kernel has io_uring, the small files went through it.
-  if (UringReader::Create() != nullptr) EXPECT_GT(batched, 100u);
+  if (UringReader::Create() != nullptr) {
+    EXPECT_GT(batched, 100u);
+  }
 }
 
 TEST(ReadTilesTest, LostAndCutTileFilesGiveReadTilesErrors) {

@@ -2,6 +2,7 @@
 // synthetic indexes (every stored cell kept, some dropped, bad input) and
 // on every sparse view of the fixture corpus, where the chunks must hold
 // exactly the view's cells (as a multiset: the order is the storage's).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -155,7 +156,9 @@ TEST(StoredOrderTest, FinishReturnsEachTileWhenItsLastChunkFinishes) {
       EXPECT_TRUE(order->Finish(order->chunks()).empty());
       for (size_t t = 0; t < tile_cells.size(); ++t) {
         EXPECT_LE(returned[t], 1) << "tile " << t;
-        if (!holders[t].empty()) EXPECT_EQ(returned[t], 1) << "tile " << t;
+        if (!holders[t].empty()) {
+          EXPECT_EQ(returned[t], 1) << "tile " << t;
+        }
       }
     }
   }
@@ -196,7 +199,7 @@ std::vector<std::string> SortedCells(const Column& c) {
   std::vector<std::string> out;
   for (uint64_t i = 0; i < c.cell_count; ++i) {
     Bytes b = c.cell(i);
-    out.push_back(c.valid(i) ? "v" + std::string(b.begin(), b.end()) : "null");
+    out.push_back(c.valid(i) ? fmt::format("v{}", AsStringView(b)) : "null");
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -35,6 +35,9 @@ void* operator new(size_t n) {
   return p;
 }
 void* operator new[](size_t n) { return operator new(n); }
+// GCC sees free() given memory from operator new; this operator new takes
+// it from malloc.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }

@@ -47,10 +47,8 @@ class ReleaseTilesTest : public ::testing::Test {
 
   static Range Int64Range(int64_t lo, int64_t hi) {
     Range r;
-    r.lo.resize(8, 0);
-    r.hi.resize(8, 0);
-    std::memcpy(r.lo.data(), &lo, 8);
-    std::memcpy(r.hi.data(), &hi, 8);
+    r.lo = CopyBytes({reinterpret_cast<const uint8_t*>(&lo), 8});
+    r.hi = CopyBytes({reinterpret_cast<const uint8_t*>(&hi), 8});
     return r;
   }
 

@@ -31,10 +31,8 @@ constexpr const char* kSchema = R"({
 
 Range Band(int64_t lo, int64_t hi, size_t size) {
   Range r;
-  r.lo.resize(size, 0);
-  r.hi.resize(size, 0);
-  std::memcpy(r.lo.data(), &lo, size);
-  std::memcpy(r.hi.data(), &hi, size);
+  r.lo = CopyBytes({reinterpret_cast<const uint8_t*>(&lo), size});
+  r.hi = CopyBytes({reinterpret_cast<const uint8_t*>(&hi), size});
   return r;
 }
 

@@ -469,7 +469,9 @@ TEST(StreamedFileTest, SequentialReadsReleaseTheCellsBehindThem) {
   for (size_t i = 0; i < releases.size(); ++i) {
     EXPECT_LT(releases[i].first, releases[i].second) << i;
     EXPECT_EQ(releases[i].second % kPiece, 0u) << i;
-    if (i > 0) EXPECT_EQ(releases[i].first, releases[i - 1].second) << i;
+    if (i > 0) {
+      EXPECT_EQ(releases[i].first, releases[i - 1].second) << i;
+    }
   }
   // The last window is never released: its cells may still be read.
   EXPECT_LT(releases.back().second, kCells);
