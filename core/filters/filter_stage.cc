@@ -21,11 +21,6 @@ Datatype IntegerOfSize(uint64_t size, Datatype fallback) {
   }
 }
 
-// A stage that leaves both streams as they are.
-StageOutput PassThrough(Bytes metadata, Bytes data) {
-  return {CopyBytes(metadata), CopyBytes(data)};
-}
-
 }  // namespace
 
 Datatype FilterOutputType(const Filter& f, Datatype input) {

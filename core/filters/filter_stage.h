@@ -54,6 +54,11 @@ struct StageOutput {
   bool data_in_sink = false;  // the data output went to StageContext::sink
 };
 
+// The output of a stage that leaves both streams as they are.
+inline StageOutput PassThrough(Bytes metadata, Bytes data) {
+  return {CopyBytes(metadata), CopyBytes(data)};
+}
+
 // Reverses ctx.filter over (metadata, data).
 Result<StageOutput> ReverseFilter(const StageContext& ctx, Bytes metadata, Bytes data);
 

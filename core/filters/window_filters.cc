@@ -71,10 +71,6 @@ uint64_t Load(const uint8_t* p, uint64_t size, bool sign_extend) {
   return v;
 }
 
-StageOutput PassThrough(Bytes metadata, Bytes data) {
-  return {CopyBytes(metadata), CopyBytes(data)};
-}
-
 }  // namespace
 
 Result<StageOutput> ReverseBitWidthReduction(const StageContext& ctx, Bytes metadata, Bytes data) {
