@@ -17,9 +17,9 @@ class ByteWriter {
   void Put(T v) {
     static_assert(std::is_trivially_copyable_v<T>);
     const auto* p = reinterpret_cast<const uint8_t*>(&v);
-    out_.insert(out_.end(), p, p + sizeof(T));  // hosts are little-endian (STYLE.md)
+    AppendBytes(out_, p, sizeof(T));  // hosts are little-endian (STYLE.md)
   }
-  void PutBytes(Bytes b) { out_.insert(out_.end(), b.begin(), b.end()); }
+  void PutBytes(Bytes b) { AppendBytes(out_, b); }
   void PutString(std::string_view s) { PutBytes(AsBytes(s)); }
   // uint32 length then the bytes.
   void PutName32(std::string_view s) {

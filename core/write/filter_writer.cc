@@ -49,7 +49,7 @@ struct Parts {
 
 ByteVec Concat(const std::vector<ByteVec>& parts) {
   ByteVec out;
-  for (const ByteVec& p : parts) out.insert(out.end(), p.begin(), p.end());
+  for (const ByteVec& p : parts) AppendBytes(out, p);
   return out;
 }
 
@@ -149,7 +149,7 @@ Result<ByteVec> Compress(const Filter& f, Bytes in, uint64_t value_size) {
                std::memcmp(v, in.data() + (i + run) * value_size, value_size) == 0) {
           ++run;
         }
-        out.insert(out.end(), v, v + value_size);
+        AppendBytes(out, v, value_size);
         out.push_back(static_cast<uint8_t>(run >> 8));
         out.push_back(static_cast<uint8_t>(run & 0xFF));
         i += run;
@@ -273,7 +273,7 @@ Result<Parts> PositiveDelta(const Filter& f, Datatype type, Parts in) {
         ByteVec zero(ts, 0);
         md.PutBytes(zero);
         md.Put<uint32_t>(static_cast<uint32_t>(len));
-        data.insert(data.end(), src, src + len);
+        AppendBytes(data, src, len);
         continue;
       }
       md.PutBytes(Bytes(src, ts));
@@ -327,7 +327,7 @@ Result<Parts> RunForward(const Filter& f, Datatype type, uint64_t cell_size, Par
         ASSIGN_OR_RETURN(ByteVec c, Compress(f, part, cell_size));
         md.Put<uint32_t>(static_cast<uint32_t>(part.size()));
         md.Put<uint32_t>(static_cast<uint32_t>(c.size()));
-        data.insert(data.end(), c.begin(), c.end());
+        AppendBytes(data, c);
         return Ok();
       };
       for (const ByteVec& p : in.md) TRY(add(p));
@@ -356,7 +356,7 @@ Result<Parts> RunForward(const Filter& f, Datatype type, uint64_t cell_size, Par
             BitShuffleBlock(p.data() + at, block, ts, s.data() + at);
           }
         }
-        data.insert(data.end(), s.begin(), s.end());
+        AppendBytes(data, s);
       }
       Parts out;
       out.md.push_back(md.Take());

@@ -578,7 +578,7 @@ Status FragmentFileWriter::WriteMetadata() {
   auto put_tile = [&](Bytes payload) -> Result<uint64_t> {
     uint64_t at = meta.size();
     ASSIGN_OR_RETURN(ByteVec t, EncodeGenericTile(payload, kWriteFormatVersion));
-    meta.insert(meta.end(), t.begin(), t.end());
+    AppendBytes(meta, t);
     return at;
   };
   auto put_lists =
@@ -695,7 +695,7 @@ Status FragmentFileWriter::WriteMetadata() {
   f.Put<uint64_t>(conditions_at);
   uint64_t footer_size = f.size();
   f.Put<uint64_t>(footer_size);
-  meta.insert(meta.end(), f.bytes().begin(), f.bytes().end());
+  AppendBytes(meta, f.bytes());
   return WriteWholeFile(dir_ / "__fragment_metadata.tdb", meta);
 }
 

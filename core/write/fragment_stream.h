@@ -69,7 +69,7 @@ std::vector<WriteField> FragmentFields(const ArraySchema& s);
 // Appends one cell to a tile.
 inline void AppendCell(TileBuf& t, const WriteField& f, Bytes cell, uint8_t valid) {
   if (f.var) t.offsets.push_back(t.data.size());
-  t.data.insert(t.data.end(), cell.begin(), cell.end());
+  AppendBytes(t.data, cell);
   if (f.nullable) t.validity.push_back(valid);
   ++t.cells;
 }

@@ -113,7 +113,7 @@ class BatchSource : public CellSource {
       TileBuf& t = tiles[k];
       if (!f.var && step == 1) {
         const uint8_t* p = c.data.data() + src * f.cell_size;
-        t.data.insert(t.data.end(), p, p + count * f.cell_size);
+        AppendBytes(t.data, p, count * f.cell_size);
         if (f.nullable) {
           t.validity.insert(t.validity.end(), c.validity.begin() + static_cast<ptrdiff_t>(src),
                             c.validity.begin() + static_cast<ptrdiff_t>(src + count));

@@ -71,7 +71,7 @@ Status AppendNumber(Datatype t, const std::string& s, ByteVec& out) {
   } else {
     return Error::Unsupported(fmt::format("values of type {} are not written", DatatypeName(t)));
   }
-  out.insert(out.end(), buf, buf + size);
+  AppendBytes(out, buf, size);
   return Ok();
 }
 

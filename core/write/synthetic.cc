@@ -368,7 +368,7 @@ Result<std::string> WriteUnorderedSparse(const std::string& array_dir, const Arr
   std::vector<FieldCells*> attr_bufs;
   for (size_t a = 0; a < A; ++a) attr_bufs.push_back(&batch.fields[s.attributes[a].name]);
   SyntheticValues values(fields, A, seed);
-  std::set<ByteVec> seen;
+  std::set<std::string, std::less<>> seen;  // the coordinates of the cells so far
   Rng rng(seed);
   for (uint64_t i = 0, tries = 0; i < n; ++tries) {
     if (tries > 20 * n + 1000) {
@@ -388,15 +388,15 @@ Result<std::string> WriteUnorderedSparse(const std::string& array_dir, const Arr
         c = RandomCoord(dim, h);
       }
       key = FoldKey(key, d, CoordBits(dim, c));
-      key_bytes.insert(key_bytes.end(), c.begin(), c.end());
+      AppendBytes(key_bytes, c);
       key_bytes.push_back(0xFF);
       coords.push_back(std::move(c));
     }
-    if (!s.allows_dups && !seen.insert(key_bytes).second) continue;
+    if (!s.allows_dups && !seen.emplace(AsStringView(key_bytes)).second) continue;
     for (size_t d = 0; d < D; ++d) {
       FieldCells& fc = batch.fields[s.dimensions[d].name];
       if (s.dimensions[d].var()) fc.offsets.push_back(fc.data.size());
-      fc.data.insert(fc.data.end(), coords[d].begin(), coords[d].end());
+      AppendBytes(fc.data, coords[d]);
     }
     values.Append(key, attr_bufs);
     ++i;

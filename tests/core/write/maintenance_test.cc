@@ -683,7 +683,7 @@ TEST_F(MaintenanceTest, ConsolidateSparseKeepsDuplicates) {
     for (int64_t x : {5, 10, 5, 7, 10, 999}) {
       ByteVec xb = One<int64_t>(x + f);
       b.fields["x"].data.insert(b.fields["x"].data.end(), xb.begin(), xb.end());
-      std::string sv = "f" + std::to_string(f) + "x" + std::to_string(x);
+      std::string sv = fmt::format("f{}x{}", f, x);
       b.fields["v"].offsets.push_back(b.fields["v"].data.size());
       b.fields["v"].data.insert(b.fields["v"].data.end(), sv.begin(), sv.end());
     }
