@@ -10,17 +10,11 @@
 
 #include "core/array/array_view.h"
 #include "core/read/tile_cache.h"
+#include "tests/core/write/raw_values.h"
 #include "tests/core/write/temp_array.h"
 
 namespace tiledbfs::core {
 namespace {
-
-template <typename T>
-ByteVec Raw(const std::vector<T>& v) {
-  ByteVec out(v.size() * sizeof(T), 0);
-  std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
 
 TEST(DuplicateCellsTest, ACountGivenFromTheFragmentsMustHoldWhenTheIndexIsBuilt) {
   TempArray array("dupcells");

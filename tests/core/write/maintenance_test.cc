@@ -26,23 +26,13 @@
 #include "core/write/fragment_writer.h"
 #include "core/write/metadata_writer.h"
 #include "core/write/schema_writer.h"
+#include "tests/core/write/raw_values.h"
 
 namespace tiledbfs::core {
 namespace {
 
 namespace fs = std::filesystem;
 const fs::path kCorpus = fs::path(TILEDBFS_TEST_DATA) / "corpus";
-
-template <class T>
-ByteVec Raw(const std::vector<T>& v) {
-  ByteVec out(v.size() * sizeof(T), 0);
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-template <class T>
-ByteVec One(T v) {
-  return Raw(std::vector<T>{v});
-}
 
 ByteVec ReadAll(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

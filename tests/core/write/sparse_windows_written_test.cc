@@ -48,6 +48,17 @@ void WriteColumnBands(TempArray& array, const ArraySchema& s, uint64_t seed) {
   }
 }
 
+// An array of WriteColumnBands(seed) and its newest view.
+struct BandedArray {
+  BandedArray(const char* name, uint64_t seed) : array(name) {
+    ArraySchema s = array.Create(kSchema);
+    WriteColumnBands(array, s, seed);
+    view = array.View();
+  }
+  TempArray array;
+  std::shared_ptr<const ArrayView> view;
+};
+
 // What a SparseWindows or an index of the view is made from.
 ViewInputs InputsOf(const ArrayView& view) {
   ViewInputs in;
@@ -91,10 +102,10 @@ size_t CheckWindows(const ArrayView& view, uint64_t window, uint64_t piece) {
         continue;
       }
       const uint64_t base = got.data.size();
-      got.data.insert(got.data.end(), part->data.begin(), part->data.end());
+      AppendBytes(got.data, part->data);
       for (size_t i = 1; i < part->offsets.size(); ++i)
         got.offsets.push_back(base + part->offsets[i]);
-      got.validity.insert(got.validity.end(), part->validity.begin(), part->validity.end());
+      AppendBytes(got.validity, part->validity);
       got.cell_count += part->cell_count;
     }
     ExpectSame(got, *want, std::string(f) + " in pieces of " + std::to_string(piece));
@@ -112,10 +123,8 @@ size_t CheckWindows(const ArrayView& view, uint64_t window, uint64_t piece) {
 }
 
 TEST(SparseWindowsWrittenTest, ColumnBandsReadAsTheWholeIndex) {
-  TempArray array("windows_bands");
-  ArraySchema s = array.Create(kSchema);
-  WriteColumnBands(array, s, 3);
-  auto view = array.View();
+  BandedArray banded("windows_bands", 3);
+  auto view = banded.view;
   ASSERT_TRUE(view);
   // 24,000 cells in windows of about 1,000: about 24 windows.
   const size_t windows = CheckWindows(*view, 1000, 777);
@@ -156,10 +165,8 @@ TEST(SparseWindowsWrittenTest, OverwrittenCellsAreDroppedInEachWindow) {
 // Where each tile's cells end is that of the whole index (TileEnds), found
 // one window at a time.
 TEST(SparseWindowsWrittenTest, TilesEndWhereTheWholeIndexSays) {
-  TempArray array("windows_ends");
-  ArraySchema s = array.Create(kSchema);
-  WriteColumnBands(array, s, 60);
-  auto view = array.View();
+  BandedArray banded("windows_ends", 60);
+  auto view = banded.view;
   ASSERT_TRUE(view);
   const ViewInputs in = InputsOf(*view);
   auto whole = BuildSparseIndex(in);
@@ -189,10 +196,8 @@ TEST(SparseWindowsWrittenTest, TilesEndWhereTheWholeIndexSays) {
 // background) finds the cells of windows it builds itself, each window built
 // once; windows dropped while a build is under way wait for it.
 TEST(SparseWindowsWrittenTest, WindowsBuiltAheadHoldTheSameCells) {
-  TempArray array("windows_ahead");
-  ArraySchema s = array.Create(kSchema);
-  WriteColumnBands(array, s, 70);
-  auto view = array.View();
+  BandedArray banded("windows_ahead", 70);
+  auto view = banded.view;
   ASSERT_TRUE(view);
   const ViewInputs in = InputsOf(*view);
   auto alone = SparseWindows::Make(in, 1000, false);
@@ -237,10 +242,8 @@ TEST(SparseWindowsWrittenTest, WindowsBuiltAheadHoldTheSameCells) {
 // cells as a pass holding none, whose builds (all but the first few) reuse
 // memory.
 TEST(SparseWindowsWrittenTest, WindowsReaderHoldKeepTheirCells) {
-  TempArray array("windows_reuse");
-  ArraySchema s = array.Create(kSchema);
-  WriteColumnBands(array, s, 70);
-  auto view = array.View();
+  BandedArray banded("windows_reuse", 70);
+  auto view = banded.view;
   ASSERT_TRUE(view);
   const ViewInputs in = InputsOf(*view);
   for (bool ahead : {false, true}) {
@@ -272,16 +275,14 @@ TEST(SparseWindowsWrittenTest, WindowsReaderHoldKeepTheirCells) {
 // A reader going forward through a windowed view too big for its cache
 // releases tiles behind it, and reads the same bytes.
 TEST(SparseWindowsWrittenTest, AReaderGoingForwardReleasesTilesBehindIt) {
-  TempArray array("windows_release");
-  ArraySchema s = array.Create(kSchema);
-  WriteColumnBands(array, s, 40);
-  auto reference = array.View();
+  BandedArray banded("windows_release", 40);
+  auto reference = banded.view;
   ASSERT_TRUE(reference);
   auto want = reference->WithIndexWindow(UINT64_MAX)->ReadField("v");
   ASSERT_TRUE(want.ok());
   // 64 KiB of tiles: less than the view's 192 KB of v.
   auto cache = std::make_shared<TileCache>(64 << 10, 0);
-  auto view = array.View(UINT64_MAX, cache)->WithIndexWindow(1000);
+  auto view = banded.array.View(UINT64_MAX, cache)->WithIndexWindow(1000);
   auto cells = view->CellCount();
   ASSERT_TRUE(cells.ok());
   size_t released = 0;
@@ -290,7 +291,7 @@ TEST(SparseWindowsWrittenTest, AReaderGoingForwardReleasesTilesBehindIt) {
     const uint64_t n = std::min<uint64_t>(1000, *cells - first);
     auto part = view->ReadFieldRange("v", first, n);
     ASSERT_TRUE(part.ok()) << part.error().ToString();
-    got.insert(got.end(), part->data.begin(), part->data.end());
+    AppendBytes(got, part->data);
     released += view->ReleaseTiles({"v"}, first, first + n);
   }
   EXPECT_TRUE(std::equal(got.begin(), got.end(), want->data.begin(), want->data.end()));

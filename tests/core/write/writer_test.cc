@@ -19,6 +19,7 @@
 #include "core/write/filter_writer.h"
 #include "core/write/fragment_writer.h"
 #include "core/write/schema_writer.h"
+#include "tests/core/write/raw_values.h"
 #include "tests/core/write/temp_array.h"
 
 namespace tiledbfs::core {
@@ -27,16 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kCorpus = fs::path(TILEDBFS_TEST_DATA) / "corpus";
 
-template <class T>
-ByteVec Raw(const std::vector<T>& v) {
-  ByteVec out(v.size() * sizeof(T), 0);
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-template <class T>
-ByteVec One(T v) {
-  return Raw(std::vector<T>{v});
-}
 template <class T>
 std::vector<T> As(const ByteVec& b) {
   std::vector<T> v(b.size() / sizeof(T));
