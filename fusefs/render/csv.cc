@@ -140,19 +140,11 @@ struct Cursor {
 
 // Makes room for `need` bytes at c.p: uses the capacity there is before
 // reallocating (a caller that reserved the size it expects gets no
-// reallocation), then doubles. The string is lengthened by kGrowStep bytes
-// at a time, not to its whole capacity: std::string zero-fills what it
-// adds (C++20 has no resize_and_overwrite), and zeros the rows are written
-// over at once stay in the cache. (Filling a piece's whole buffer first was
-// a pass of its own through memory: memset was 2.6 % of rendering sparse8's
-// data.csv on one core.)
-inline constexpr size_t kGrowStep = 16384;
-
+// reallocation), then doubles.
 Cursor Grow(std::string& out, Cursor c, size_t need) {
   const size_t used = static_cast<size_t>(c.p - out.data());
-  const size_t want = used + std::max(need, kGrowStep);
-  if (used + need > out.capacity()) out.reserve(std::max(want, 2 * out.capacity()));
-  out.resize(std::min(want, out.capacity()));
+  const size_t cap = out.capacity();
+  out.resize(used + need <= cap ? cap : std::max({used + need, 2 * cap, size_t{65536}}));
   return {out.data() + used, out.data() + out.size()};
 }
 
