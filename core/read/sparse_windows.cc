@@ -164,7 +164,7 @@ void SparseWindows::AheadLoop() const {
     // A failed build is the reader's to report, when it builds the window
     // itself.
     try {
-      (void)Build(w);
+      (void)Build(w, true);
     } catch (...) {
     }
     lock.lock();
@@ -175,13 +175,16 @@ std::pair<uint64_t, uint64_t> SparseWindows::Rows(size_t w) const {
   return {starts_[w], w + 1 < starts_.size() ? starts_[w + 1] - 1 : plan_.packing.hi[0]};
 }
 
-Result<SparseWindows::Part> SparseWindows::Build(size_t w) const {
+Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
   std::lock_guard<std::mutex> build(build_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [kw, index] : kept_) {
       if (kw == w) return Part{index, w == 0 ? 0 : ends_[w - 1]};
     }
+    // The reader went on (or elsewhere) while this thread waited: window w
+    // would be built behind it, then dropped unread, on a busy machine.
+    if (ahead && (w == 0 || last_got_ != w - 1)) return Part{nullptr, 0};
     if (w > ends_.size()) {
       return Error::InvalidArgument(
           fmt::format("sparse window {} before window {} is counted", w, ends_.size()));

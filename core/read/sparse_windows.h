@@ -90,7 +90,9 @@ class SparseWindows {
   std::pair<uint64_t, uint64_t> Rows(size_t w) const;
   // Window w, from the kept ones or built (w at most the windows counted).
   Result<Part> Get(size_t w) const;
-  Result<Part> Build(size_t w) const;
+  // Window w, kept or built. `ahead` (the background thread): built only
+  // while the reader is still at window w - 1, else a null index.
+  Result<Part> Build(size_t w, bool ahead = false) const;
   // Has window w built by the background thread (started on first use).
   void BuildAhead(size_t w) const;
   void AheadLoop() const;
