@@ -287,8 +287,7 @@ Result<Parts> PositiveDelta(const Filter& f, Datatype type, Parts in) {
           return Error::InvalidArgument("POSITIVE_DELTA: values must not decrease within a tile");
         }
         uint64_t d = LoadUnsigned(cur, ts) - LoadUnsigned(prev, ts);
-        data.insert(data.end(), reinterpret_cast<uint8_t*>(&d),
-                    reinterpret_cast<uint8_t*>(&d) + ts);
+        AppendBytes(data, reinterpret_cast<const uint8_t*>(&d), ts);
       }
     }
   }

@@ -115,8 +115,7 @@ class BatchSource : public CellSource {
         const uint8_t* p = c.data.data() + src * f.cell_size;
         AppendBytes(t.data, p, count * f.cell_size);
         if (f.nullable) {
-          t.validity.insert(t.validity.end(), c.validity.begin() + static_cast<ptrdiff_t>(src),
-                            c.validity.begin() + static_cast<ptrdiff_t>(src + count));
+          AppendBytes(t.validity, c.validity.data() + src, count);
         }
         t.cells += count;
         continue;
