@@ -368,13 +368,13 @@ Result<std::string> WriteUnorderedSparse(const std::string& array_dir, const Arr
   std::vector<FieldCells*> attr_bufs;
   for (size_t a = 0; a < A; ++a) attr_bufs.push_back(&batch.fields[s.attributes[a].name]);
   SyntheticValues values(fields, A, seed);
-  std::set<std::string, std::less<>> seen;  // the coordinates of the cells so far
+  std::set<std::string> seen;  // the coordinates of the cells so far (`key_bytes`)
   Rng rng(seed);
   for (uint64_t i = 0, tries = 0; i < n; ++tries) {
     if (tries > 20 * n + 1000) {
       return Error::InvalidArgument("the domain is too small for that many distinct cells");
     }
-    ByteVec key_bytes;
+    std::string key_bytes;  // each coordinate, then 0xFF
     std::vector<ByteVec> coords;
     uint64_t key = kKeyStart;
     for (size_t d = 0; d < D; ++d) {
@@ -383,16 +383,16 @@ Result<std::string> WriteUnorderedSparse(const std::string& array_dir, const Arr
       ByteVec c;
       if (dim.var()) {
         std::string w = RandomWord(h);
-        c.assign(w.begin(), w.end());
+        c = CopyBytes(AsBytes(w));
       } else {
         c = RandomCoord(dim, h);
       }
       key = FoldKey(key, d, CoordBits(dim, c));
-      AppendBytes(key_bytes, c);
-      key_bytes.push_back(0xFF);
+      key_bytes.append(AsStringView(c));
+      key_bytes.push_back('\xFF');
       coords.push_back(std::move(c));
     }
-    if (!s.allows_dups && !seen.emplace(AsStringView(key_bytes)).second) continue;
+    if (!s.allows_dups && !seen.insert(key_bytes).second) continue;
     for (size_t d = 0; d < D; ++d) {
       FieldCells& fc = batch.fields[s.dimensions[d].name];
       if (s.dimensions[d].var()) fc.offsets.push_back(fc.data.size());

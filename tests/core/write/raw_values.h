@@ -2,7 +2,6 @@
 // STYLE.md).
 #pragma once
 
-#include <cstring>
 #include <vector>
 
 #include "core/util/bytes.h"
@@ -11,9 +10,7 @@ namespace tiledbfs::core {
 
 template <class T>
 ByteVec Raw(const std::vector<T>& v) {
-  ByteVec out(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
+  return CopyBytes({reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(T)});
 }
 
 template <class T>
