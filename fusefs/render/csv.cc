@@ -16,6 +16,7 @@
 
 #include "core/read/sparse_order.h"
 #include "fusefs/render/number_text.h"
+#include "fusefs/render/shortest_decimal.h"
 #include "fusefs/render/value_text.h"
 
 namespace tiledbfs::fusefs {
@@ -254,11 +255,16 @@ char* WriteIntRepeatAt(char* p, const uint8_t* v, const char* base, LastInteger&
   return end;
 }
 
+// Float columns are converted to their shortest digits kFormBlock values
+// at a time (ShortestDecimals), before the values are written.
+inline constexpr uint64_t kFormBlock = 256;
+
+// F at v, its ShortestDecimals form `dec`.
 template <class F>
-char* WriteFloatAt(char* p, const uint8_t* v) {
+char* WriteFloatAt(char* p, const uint8_t* v, DecimalForm dec) {
   F x;
   std::memcpy(&x, v, sizeof(F));
-  if (std::isfinite(x)) return WriteShortest(p, x);
+  if (std::isfinite(x)) return WriteShortestFrom(p, x, dec);
   // The sign of a NaN means nothing to a reader (value_text.h).
   const std::string_view text = std::isnan(x) ? "nan" : x < 0 ? "-inf" : "inf";
   std::memcpy(p, text.data(), text.size());
@@ -288,99 +294,118 @@ void CsvTable::Emit(std::string& out, uint64_t first, uint64_t last) const {
   // Room for a separator and a number (or true, false, nan, -inf).
   constexpr size_t kCell = kMaxNumberText + 1;
   constexpr uint64_t kShortText = 16;
+  // The float columns' forms (ShortestDecimals) for the rows of a block:
+  // column k's at forms[form_at[k]].
+  std::vector<size_t> form_at(nc, 0);
+  size_t float_columns = 0;
+  for (size_t k = 0; k < nc; ++k) {
+    if (kinds_[k] == kFloat32 || kinds_[k] == kFloat64) form_at[k] = kFormBlock * float_columns++;
+  }
+  std::vector<DecimalForm> forms(kFormBlock * float_columns);
   Cursor at{out.data() + out.size(), out.data() + out.size()};
-  for (uint64_t i = first; i < last; ++i) {
+  for (uint64_t block = first; block < last; block += kFormBlock) {
+    const uint64_t block_end = std::min(last, block + kFormBlock);
     for (size_t k = 0; k < nc; ++k) {
-      at = Room(out, at, kCell);
-      char* p = at.p;
-      if (k > 0) *p++ = ',';
-      const core::Column& c = *columns_[k].column;
-      if (c.nullable && c.validity[i] == 0) {
-        at.p = p;
-        continue;
+      const uint8_t* data = columns_[k].column->data.data();
+      if (kinds_[k] == kFloat32) {
+        ShortestDecimals<float>(data + block * 4, block_end - block, &forms[form_at[k]]);
+      } else if (kinds_[k] == kFloat64) {
+        ShortestDecimals<double>(data + block * 8, block_end - block, &forms[form_at[k]]);
       }
-      const uint8_t* fixed = c.data.data() + i * sizes[k];  // fixed columns only
-      switch (kinds_[k]) {
-        case kInt8:
-          p = WriteIntRepeatAt<int8_t>(p, fixed, out.data(), repeat[k]);
-          break;
-        case kUInt8:
-          p = WriteIntRepeatAt<uint8_t>(p, fixed, out.data(), repeat[k]);
-          break;
-        case kInt16:
-          p = WriteIntRepeatAt<int16_t>(p, fixed, out.data(), repeat[k]);
-          break;
-        case kUInt16:
-          p = WriteIntRepeatAt<uint16_t>(p, fixed, out.data(), repeat[k]);
-          break;
-        case kInt32:
-          p = WriteIntRepeatAt<int32_t>(p, fixed, out.data(), repeat[k]);
-          break;
-        case kUInt32:
-          p = WriteIntRepeatAt<uint32_t>(p, fixed, out.data(), repeat[k]);
-          break;
-        case kInt64:
-          p = WriteIntRepeatAt<int64_t>(p, fixed, out.data(), repeat[k]);
-          break;
-        case kUInt64:
-          p = WriteIntRepeatAt<uint64_t>(p, fixed, out.data(), repeat[k]);
-          break;
-        case kFloat32:
-          p = WriteFloatAt<float>(p, fixed);
-          break;
-        case kFloat64:
-          p = WriteFloatAt<double>(p, fixed);
-          break;
-        case kBool: {
-          const std::string_view text = fixed[0] != 0 ? "true" : "false";
-          std::memcpy(p, text.data(), text.size());
-          p += text.size();
-          break;
-        }
-        case kRawText: {
-          const char* text;
-          size_t n;
-          bool quote;
-          if (plain[k]) {
-            const uint64_t from = c.offsets[i];
-            n = c.offsets[i + 1] - from;
-            text = reinterpret_cast<const char*>(c.data.data() + from);
-            if (n - 1 < kShortText && from + kShortText <= c.data.size()) {
-              // A short value (1 to 16 bytes) with 16 bytes to read from:
-              // one fixed-size copy, no call (a memcpy call per value was
-              // 4.5 % of rendering sparse8's data.csv).
-              at.p = p;
-              at = Room(out, at, kShortText);
-              std::memcpy(at.p, text, kShortText);
-              p = at.p + n;
-              break;
-            }
-            quote = n == 0;
-          } else {
-            core::Bytes cell = c.cell(i);
-            n = cell.size();
-            while (n > 0 && cell[n - 1] == 0) --n;
-            text = reinterpret_cast<const char*>(cell.data());
-            quote = NeedsQuotes(text, n);
-          }
-          at.p = p;
-          at = Room(out, at, 2 * n + 2);
-          p = WriteText(at.p, text, n, quote);
-          break;
-        }
-        default:
-          scratch.clear();
-          AppendCellText(scratch, c, i, columns_[k].enumeration);
-          at.p = p;
-          at = Room(out, at, 2 * scratch.size() + 2);
-          p = WriteText(at.p, scratch.data(), scratch.size(),
-                        NeedsQuotes(scratch.data(), scratch.size()));
-          break;
-      }
-      at.p = p;
     }
-    at = Room(out, at, 1);
-    *at.p++ = '\n';
+    for (uint64_t i = block; i < block_end; ++i) {
+      for (size_t k = 0; k < nc; ++k) {
+        at = Room(out, at, kCell);
+        char* p = at.p;
+        if (k > 0) *p++ = ',';
+        const core::Column& c = *columns_[k].column;
+        if (c.nullable && c.validity[i] == 0) {
+          at.p = p;
+          continue;
+        }
+        const uint8_t* fixed = c.data.data() + i * sizes[k];  // fixed columns only
+        switch (kinds_[k]) {
+          case kInt8:
+            p = WriteIntRepeatAt<int8_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kUInt8:
+            p = WriteIntRepeatAt<uint8_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kInt16:
+            p = WriteIntRepeatAt<int16_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kUInt16:
+            p = WriteIntRepeatAt<uint16_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kInt32:
+            p = WriteIntRepeatAt<int32_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kUInt32:
+            p = WriteIntRepeatAt<uint32_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kInt64:
+            p = WriteIntRepeatAt<int64_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kUInt64:
+            p = WriteIntRepeatAt<uint64_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kFloat32:
+            p = WriteFloatAt<float>(p, fixed, forms[form_at[k] + (i - block)]);
+            break;
+          case kFloat64:
+            p = WriteFloatAt<double>(p, fixed, forms[form_at[k] + (i - block)]);
+            break;
+          case kBool: {
+            const std::string_view text = fixed[0] != 0 ? "true" : "false";
+            std::memcpy(p, text.data(), text.size());
+            p += text.size();
+            break;
+          }
+          case kRawText: {
+            const char* text;
+            size_t n;
+            bool quote;
+            if (plain[k]) {
+              const uint64_t from = c.offsets[i];
+              n = c.offsets[i + 1] - from;
+              text = reinterpret_cast<const char*>(c.data.data() + from);
+              if (n - 1 < kShortText && from + kShortText <= c.data.size()) {
+                // A short value (1 to 16 bytes) with 16 bytes to read from:
+                // one fixed-size copy, no call (a memcpy call per value was
+                // 4.5 % of rendering sparse8's data.csv).
+                at.p = p;
+                at = Room(out, at, kShortText);
+                std::memcpy(at.p, text, kShortText);
+                p = at.p + n;
+                break;
+              }
+              quote = n == 0;
+            } else {
+              core::Bytes cell = c.cell(i);
+              n = cell.size();
+              while (n > 0 && cell[n - 1] == 0) --n;
+              text = reinterpret_cast<const char*>(cell.data());
+              quote = NeedsQuotes(text, n);
+            }
+            at.p = p;
+            at = Room(out, at, 2 * n + 2);
+            p = WriteText(at.p, text, n, quote);
+            break;
+          }
+          default:
+            scratch.clear();
+            AppendCellText(scratch, c, i, columns_[k].enumeration);
+            at.p = p;
+            at = Room(out, at, 2 * scratch.size() + 2);
+            p = WriteText(at.p, scratch.data(), scratch.size(),
+                          NeedsQuotes(scratch.data(), scratch.size()));
+            break;
+        }
+        at.p = p;
+      }
+      at = Room(out, at, 1);
+      *at.p++ = '\n';
+    }
   }
   out.resize(static_cast<size_t>(at.p - out.data()));
 }
@@ -418,12 +443,23 @@ uint64_t MeasureIntColumn(const core::Column& c, uint64_t first, uint64_t last) 
 template <class F>
 uint64_t MeasureFloatColumn(const core::Column& c, uint64_t first, uint64_t last) {
   const uint8_t* data = c.data.data();
-  return MeasureCells(c, first, last, [&](uint64_t i) -> uint64_t {
-    F x;
-    std::memcpy(&x, data + i * sizeof(F), sizeof(F));
-    if (std::isfinite(x)) return MeasureShortest(x);
-    return std::isnan(x) ? 3 : x < 0 ? 4 : 3;
-  });
+  const uint8_t* valid = c.nullable ? c.validity.data() : nullptr;
+  DecimalForm forms[kFormBlock];
+  uint64_t bytes = 0;
+  for (uint64_t block = first; block < last; block += kFormBlock) {
+    const uint64_t n = std::min<uint64_t>(kFormBlock, last - block);
+    ShortestDecimals<F>(data + block * sizeof(F), n, forms);
+    for (uint64_t j = 0; j < n; ++j) {
+      if (valid != nullptr && valid[block + j] == 0) continue;
+      F x;
+      std::memcpy(&x, data + (block + j) * sizeof(F), sizeof(F));
+      bytes += std::isfinite(x) ? MeasureShortestFrom(x, forms[j])
+               : std::isnan(x)  ? 3
+               : x < 0          ? 4
+                                : 3;
+    }
+  }
+  return bytes;
 }
 
 uint64_t MeasureText(const char* text, size_t n) {

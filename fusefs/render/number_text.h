@@ -3,14 +3,13 @@
 // floats: the shortest form that reads back to the same value, plain or
 // exponent notation, whichever is shorter, plain on a tie), written faster:
 // integers 8 digits at a time in one register, floats from the shortest
-// decimal digits given by fmt's Dragonbox. Callers handle nan and inf.
+// decimal digits given by fmt's Dragonbox (shortest_decimal.h). Callers
+// handle nan and inf.
 //
 // Write* functions write at p (room for kMaxNumberText bytes, which they may
 // use past the text as scratch) and return the end of the text; Measure*
 // functions return the length the text would have.
 #pragma once
-
-#include <fmt/format.h>
 
 #include <bit>
 #include <charconv>
@@ -19,6 +18,8 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+
+#include "fusefs/render/shortest_decimal.h"
 
 namespace tiledbfs::fusefs {
 
@@ -172,9 +173,8 @@ struct ShortestForm {
   bool fixed;    // plain notation is not longer than the exponent one
 };
 
-template <class F>
-inline ShortestForm Shortest(F v) {
-  auto dec = fmt::detail::dragonbox::to_decimal(v);
+// The form of ShortestDecimal's result.
+inline ShortestForm FormOf(DecimalForm dec) {
   ShortestForm s;
   s.digits = dec.significand;
   s.exponent = dec.exponent;
@@ -248,10 +248,10 @@ inline char* WritePointed(char* p, uint64_t digits, int n, int whole) {
 
 }  // namespace number_text_internal
 
-// Shortest round-trip text of a finite float or double (std::to_chars'
-// text, "-0" for negative zero).
+// WriteShortest of v, given its ShortestDecimal `dec` (ShortestDecimals'
+// form: any for a zero).
 template <class F>
-inline char* WriteShortest(char* p, F v) {
+inline char* WriteShortestFrom(char* p, F v, DecimalForm dec) {
   using namespace number_text_internal;
   static_assert(std::is_same_v<F, float> || std::is_same_v<F, double>);
   char* start = p;
@@ -261,7 +261,7 @@ inline char* WriteShortest(char* p, F v) {
     *p++ = '0';
     return p;
   }
-  ShortestForm s = Shortest(v);
+  ShortestForm s = FormOf(dec);
   if (NeedsExactDigits(v, s)) return std::to_chars(start, start + kMaxNumberText, v).ptr;
   const int n = s.count, e = s.exponent;
   if (s.fixed) {
@@ -305,16 +305,29 @@ inline char* WriteShortest(char* p, F v) {
   return p + 2;
 }
 
-// The length of WriteShortest's text (finite v).
+// Shortest round-trip text of a finite float or double (std::to_chars'
+// text, "-0" for negative zero).
 template <class F>
-inline size_t MeasureShortest(F v) {
+inline char* WriteShortest(char* p, F v) {
+  return WriteShortestFrom(p, v, v == 0 ? DecimalForm{0, 0} : ShortestDecimal(v));
+}
+
+// The length of WriteShortestFrom's text (finite v, `dec` as there).
+template <class F>
+inline size_t MeasureShortestFrom(F v, DecimalForm dec) {
   using namespace number_text_internal;
   size_t sign = std::signbit(v) ? 1 : 0;
   if (v == 0) return sign + 1;
-  ShortestForm s = Shortest(v);
+  ShortestForm s = FormOf(dec);
   // Exact digits of a plain integer are as many as the shortest digits
   // padded with zeros: the same magnitude.
   return sign + static_cast<size_t>(s.fixed ? FixedLength(s) : ScientificLength(s));
+}
+
+// The length of WriteShortest's text (finite v).
+template <class F>
+inline size_t MeasureShortest(F v) {
+  return MeasureShortestFrom(v, v == 0 ? DecimalForm{0, 0} : ShortestDecimal(v));
 }
 
 }  // namespace tiledbfs::fusefs

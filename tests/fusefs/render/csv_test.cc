@@ -286,6 +286,48 @@ TEST(CsvTest, RepeatedIntegersAreCopiedExactly) {
   ExpectRepeatsWritten<uint64_t>(Datatype::kUInt64);
 }
 
+// Float columns are converted a block of 256 rows at a time: a nullable
+// FLOAT64 and a FLOAT32 column of 1000 rows (random bits: NaNs,
+// infinities, subnormals among them; zeros; nulls), rendered over ranges
+// that start and end inside and across blocks, give each value's own text
+// (value_text.h), and the layout measures as many bytes.
+TEST(CsvTest, FloatColumnsAcrossBlocksGiveEachValuesText) {
+  std::mt19937_64 rng(9);
+  const size_t n = 1000;
+  Column d, f;
+  d.name = "d";
+  d.type = Datatype::kFloat64;
+  d.nullable = true;
+  f.name = "f";
+  f.type = Datatype::kFloat32;
+  d.cell_count = f.cell_count = n;
+  d.data.resize(n * 8);
+  f.data.resize(n * 4);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t bits = i % 7 == 3 ? 0 : rng();
+    std::memcpy(d.data.data() + i * 8, &bits, 8);
+    uint32_t fbits = i % 11 == 5 ? 0x80000000u : static_cast<uint32_t>(rng());
+    std::memcpy(f.data.data() + i * 4, &fbits, 4);
+    d.validity.push_back(i % 13 == 0 ? 0 : 1);
+  }
+  auto table = CsvTable::Make({{&d, nullptr}, {&f, nullptr}}, false);
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  for (auto [first, last] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {0, n}, {1, 255}, {255, 257}, {3, 997}, {256, 512}, {511, 1000}, {999, 1000}}) {
+    std::string want;
+    for (uint64_t i = first; i < last; ++i) {
+      if (d.valid(i)) AppendCellText(want, d, i, nullptr);
+      want += ',';
+      AppendCellText(want, f, i, nullptr);
+      want += '\n';
+    }
+    std::string got;
+    table->AppendRows(got, first, last);
+    ASSERT_EQ(got, want) << first << ".." << last;
+    ASSERT_EQ(table->MeasureRows(first, last), want.size()) << first << ".." << last;
+  }
+}
+
 struct CorpusTable {
   testing::CorpusView view;
   std::vector<CsvColumn> columns;

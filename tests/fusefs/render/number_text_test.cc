@@ -12,6 +12,7 @@
 #include <random>
 
 #include "fusefs/render/csv.h"
+#include "fusefs/render/shortest_decimal.h"
 #include "tests/fusefs/render/render_test_util.h"
 
 namespace tiledbfs::fusefs {
@@ -146,6 +147,55 @@ TEST(NumberTextTest, FloatsAreToCharsShortestText) {
   std::mt19937_64 rng(2);
   FloatsOfType<double, uint64_t>(rng, 400000);
   FloatsOfType<float, uint32_t>(rng, 400000);
+}
+
+// A block of values at an odd address, of every kind (random bits: every
+// exponent, infinities and NaNs among them; zeros, subnormals, the
+// extremes): ShortestDecimals gives each finite non-zero value its
+// ShortestDecimal and the others {0, 0}, and the text written from the
+// form is std::to_chars', measured as long.
+template <class F, class U>
+void ExpectBlockForms(std::mt19937_64& rng) {
+  using L = std::numeric_limits<F>;
+  constexpr size_t kCount = 5000;
+  const F special[] = {F(0),           -F(0),           L::infinity(), -L::infinity(),
+                       L::quiet_NaN(), L::denorm_min(), L::min(),      L::max(),
+                       L::lowest(),    F(1e16),         F(-0.1)};
+  std::vector<F> values(kCount);
+  for (size_t i = 0; i < kCount; ++i) {
+    U bits = static_cast<U>(rng());
+    std::memcpy(&values[i], &bits, sizeof(F));
+    if (i < std::size(special)) values[i] = special[i];
+  }
+  std::vector<uint8_t> bytes(1 + kCount * sizeof(F));
+  std::memcpy(bytes.data() + 1, values.data(), kCount * sizeof(F));
+  std::vector<DecimalForm> forms(values.size(), DecimalForm{7, 7});
+  ShortestDecimals<F>(bytes.data() + 1, values.size(), forms.data());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const F v = values[i];
+    if (!std::isfinite(v) || v == 0) {
+      ASSERT_EQ(forms[i].significand, 0u) << i;
+      ASSERT_EQ(forms[i].exponent, 0) << i;
+      if (std::isfinite(v)) {
+        char buf[kMaxNumberText];
+        ASSERT_EQ(std::string(buf, WriteShortestFrom(buf, v, forms[i])), StdText(v));
+      }
+      continue;
+    }
+    const DecimalForm one = ShortestDecimal(v);
+    ASSERT_EQ(forms[i].significand, one.significand) << static_cast<double>(v);
+    ASSERT_EQ(forms[i].exponent, one.exponent) << static_cast<double>(v);
+    char buf[kMaxNumberText];
+    const std::string text(buf, WriteShortestFrom(buf, v, forms[i]));
+    ASSERT_EQ(text, StdText(v)) << static_cast<double>(v);
+    ASSERT_EQ(MeasureShortestFrom(v, forms[i]), text.size()) << text;
+  }
+}
+
+TEST(NumberTextTest, BlockFormsAreEachValuesShortestDigits) {
+  std::mt19937_64 rng(4);
+  ExpectBlockForms<double, uint64_t>(rng);
+  ExpectBlockForms<float, uint32_t>(rng);
 }
 
 // Plain text with the point inside the digits: every count of digits (2 to
