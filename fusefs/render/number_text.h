@@ -176,12 +176,8 @@ struct ShortestForm {
 // The form of ShortestDecimal's result.
 inline ShortestForm FormOf(DecimalForm dec) {
   ShortestForm s;
-  s.digits = dec.significand;
+  s.digits = dec.significand;  // without trailing zeros (shortest_decimal.h)
   s.exponent = dec.exponent;
-  while (s.digits >= 10 && s.digits % 10 == 0) {
-    s.digits /= 10;
-    ++s.exponent;
-  }
   s.count = DecimalDigits(s.digits);
   int sci_exp = s.exponent + s.count - 1;
   int abs_exp = sci_exp < 0 ? -sci_exp : sci_exp;
