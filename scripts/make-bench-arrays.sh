@@ -3,7 +3,8 @@
 #   scripts/make-bench-arrays.sh DIR [SCALE_MIB]
 # SCALE_MIB: MiB of float64 values in the latest view of the dense arrays (default 1024 =
 # the issue's 1 GiB; a multiple of 32, e.g. 64 for a quick run); the sparse array scales
-# with it. Set TILEDBFS_BUILD to use another build dir.
+# with it. Set TILEDBFS_BUILD to use another build dir, BENCH_ARRAYS to make only some of
+# them (words among dense, sparse, frags; default all three).
 #
 # Values come from `tiledb-mkarray write --synthetic SEED`: a function of (seed, attribute,
 # coordinates) only, so fragments written with the same seed agree where they overlap.
@@ -41,8 +42,10 @@ mkdir -p "$dir"
 now() { date +%s.%N; }
 took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
 t_all=$(now)
+arrays=" ${BENCH_ARRAYS:-dense sparse frags} "
 
 # ------------------------------------------------------------------ (a) dense
+if [[ $arrays == *" dense "* ]]; then
 cols=8192
 rows=$((scale * 1024 * 1024 / (cols * 8)))  # 16 rows per MiB
 schema=$dir/dense.schema.json
@@ -84,8 +87,10 @@ for k in $(seq 0 15); do
 done
 echo "dense16: the same schema and values, 16 overlapping fragments:" \
   "$(du -sh "$dir/dense16" | cut -f1) in $(took "$t0")"
+fi
 
 # ------------------------------------------------------------------ (b) sparse
+if [[ $arrays == *" sparse "* ]]; then
 cells=$((20000000 * scale / 1024))
 srows=$((20000 * scale / 1024 / 1000 * 1000))  # density 10% (1000 rows at least)
 [ "$srows" -ge 1000 ] || srows=1000
@@ -121,8 +126,10 @@ for k in $(seq 0 7); do
 done
 echo "sparse8: $((cells / 8 * 8)) cells in ${srows} x ${scols}, 8 fragments:" \
   "$(du -sh "$dir/sparse8" | cut -f1) in $(took "$t0")"
+fi
 
 # ------------------------------------------------------------------ (c) many fragments
+if [[ $arrays == *" frags "* ]]; then
 cat >"$dir/frags.schema.json" <<JSON
 {
   "array_type": "sparse",
@@ -154,4 +161,6 @@ if grep -q "consolidate-metadata" <<<"$usage"; then
 else
   echo "frags10k_meta: SKIPPED, this tiledb-mkarray has no consolidate-metadata command"
 fi
+fi
+
 echo "all made in $(took "$t_all") under $dir"
