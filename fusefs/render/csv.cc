@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <type_traits>
 
 #if defined(__SSE2__)
@@ -223,9 +222,41 @@ bool PlainText(const core::Column& c, uint64_t first, uint64_t last) {
   return NoSpecialBytes(d + c.offsets[first], d + c.offsets[last]);
 }
 
-// Rows a block of Emit holds (below), and float values measured at a time
-// (MeasureFloatColumn): a float column's values are converted to their
-// shortest digits a block at a time (ShortestDecimals).
+// An integer column's last value and where Emit wrote its text. A sparse
+// array's leading dimension holds one value for a run of cells (a row of a
+// tile: about 100 cells in sparse8), so its text is copied from the last row
+// instead of being converted again (WriteDecimal was 7 % of rendering
+// sparse8's data.csv on one core, half of it for that column).
+struct LastInteger {
+  uint64_t value = 0;
+  size_t at = 0;    // offset of its text in `out`
+  size_t size = 0;  // 0: nothing written yet
+};
+
+// Integer T at v, written at p, or copied from `last`'s text in `out` when
+// it is the same value. The copy moves kMaxIntegerText bytes through
+// registers: the source may be as close as the last row (a row of one
+// narrow column), so it is read whole before the store.
+inline constexpr size_t kMaxIntegerText = 24;  // 20 digits and a sign fit
+
+template <class T>
+char* WriteIntRepeatAt(char* p, const uint8_t* v, const char* base, LastInteger& last) {
+  T x;
+  std::memcpy(&x, v, sizeof(T));
+  const uint64_t bits = static_cast<uint64_t>(x);
+  if (bits == last.value && last.size != 0) {
+    char text[kMaxIntegerText];
+    std::memcpy(text, base + last.at, kMaxIntegerText);
+    std::memcpy(p, text, kMaxIntegerText);
+    return p + last.size;
+  }
+  char* end = WriteInteger(p, x);
+  last = {bits, static_cast<size_t>(p - base), static_cast<size_t>(end - p)};
+  return end;
+}
+
+// Float columns are converted to their shortest digits kFormBlock values
+// at a time (ShortestDecimals), before the values are written.
 inline constexpr uint64_t kFormBlock = 256;
 
 // F at v, its ShortestDecimals form `dec`.
@@ -240,94 +271,6 @@ char* WriteFloatAt(char* p, const uint8_t* v, DecimalForm dec) {
   return p + text.size();
 }
 
-// Emit writes a block of rows column by column, each cell's text into a
-// slot of its own (kSlot bytes: the text, then scratch a writer may use),
-// then row by row, copying each slot whole and moving on by the text's
-// length: the loop over a column knows its kind, where a loop over a row
-// switched on the kind of every cell (the dispatch, the switch and the room
-// checks were about a third of Emit's instructions on sparse8's data.csv).
-inline constexpr size_t kSlot = kMaxNumberText;
-// The length of a cell whose text the row pass writes itself: long or
-// quoted text, and every cell of a kGeneric column.
-inline constexpr uint8_t kInRow = 255;
-static_assert(kSlot < kInRow);
-
-// Integer T column: texts of cells [first, first + n). A sparse array's
-// leading dimension holds one value for a run of cells (a row of a tile:
-// about 100 cells in sparse8), so a value equal to the one before is the
-// slot before, copied (WriteDecimal was 7 % of rendering sparse8's data.csv
-// on one core, half of it for that column).
-template <class T>
-void IntegerSlots(const uint8_t* data, uint64_t first, uint64_t n, char* slots, uint8_t* lens) {
-  T last{};
-  for (uint64_t j = 0; j < n; ++j) {
-    T x;
-    std::memcpy(&x, data + (first + j) * sizeof(T), sizeof(T));
-    char* s = slots + j * kSlot;
-    if (j > 0 && x == last) {
-      std::memcpy(s, s - kSlot, kSlot);
-      lens[j] = lens[j - 1];
-      continue;
-    }
-    lens[j] = static_cast<uint8_t>(WriteInteger(s, x) - s);
-    last = x;
-  }
-}
-
-// Float F column: texts of cells [first, first + n), `forms` their
-// ShortestDecimals.
-template <class F>
-void FloatSlots(const uint8_t* data, uint64_t first, uint64_t n, const DecimalForm* forms,
-                char* slots, uint8_t* lens) {
-  for (uint64_t j = 0; j < n; ++j) {
-    char* s = slots + j * kSlot;
-    lens[j] =
-        static_cast<uint8_t>(WriteFloatAt<F>(s, data + (first + j) * sizeof(F), forms[j]) - s);
-  }
-}
-
-// A text column (CHAR, STRING_*; var-sized or fixed): cells of up to kSlot
-// bytes that need no quotes go to their slots, the others are kInRow.
-// `plain`: a var-sized column whose range holds no byte to quote or trim,
-// so only an empty cell is quoted.
-void TextSlots(const core::Column& c, bool plain, uint64_t first, uint64_t n, char* slots,
-               uint8_t* lens) {
-  const uint8_t* data = c.data.data();
-  const uint64_t size = c.data.size();
-  for (uint64_t j = 0; j < n; ++j) {
-    char* s = slots + j * kSlot;
-    const uint8_t* text;
-    uint64_t len;
-    if (plain) {
-      const uint64_t from = c.offsets[first + j];
-      len = c.offsets[first + j + 1] - from;
-      text = data + from;
-      if (len == 0) {
-        std::memcpy(s, "\"\"", 2);
-        lens[j] = 2;
-        continue;
-      }
-      if (len <= kSlot && from + kSlot <= size) {
-        std::memcpy(s, text, kSlot);  // one fixed-size copy, no call
-        lens[j] = static_cast<uint8_t>(len);
-        continue;
-      }
-    } else {
-      const core::Bytes cell = c.cell(first + j);
-      text = cell.data();
-      len = cell.size();
-      while (len > 0 && text[len - 1] == 0) --len;
-      if (NeedsQuotes(reinterpret_cast<const char*>(text), len)) len = kInRow;
-    }
-    if (len > kSlot) {
-      lens[j] = kInRow;
-      continue;
-    }
-    std::memcpy(s, text, len);
-    lens[j] = static_cast<uint8_t>(len);
-  }
-}
-
 }  // namespace
 
 CsvTable::CsvTable(std::vector<CsvColumn> columns, bool header, uint64_t rows)
@@ -335,121 +278,133 @@ CsvTable::CsvTable(std::vector<CsvColumn> columns, bool header, uint64_t rows)
   for (const auto& c : columns_) kinds_.push_back(KindOf(*c.column, c.enumeration));
 }
 
-// The cells a block at a time, column by column into slots, then row by row
-// (MeasureRows counts the same bytes column by column; tests check that the
-// two agree on every corpus view).
+// One walk over the cells, writing them (MeasureRows counts the same bytes
+// column by column; tests check that the two agree on every corpus view).
 void CsvTable::Emit(std::string& out, uint64_t first, uint64_t last) const {
   last = std::min(last, rows_);
+  std::string scratch;
   const size_t nc = columns_.size();
-  std::vector<uint8_t> plain(nc);  // text columns without bytes to quote or trim here
+  std::vector<uint64_t> sizes(nc);      // cell sizes of fixed columns (0: var)
+  std::vector<uint8_t> plain(nc);       // text columns without bytes to quote or trim here
+  std::vector<LastInteger> repeat(nc);  // integer columns: the last value written
   for (size_t k = 0; k < nc; ++k) {
+    sizes[k] = columns_[k].column->cell_size();
     plain[k] = kinds_[k] == kRawText && PlainText(*columns_[k].column, first, last);
   }
-  // Column k's slots of a block at slots[k * kFormBlock * kSlot], lengths at
-  // lens[k * kFormBlock]; a float column's forms at forms[k * kFormBlock].
-  // (Not zeroed: Emit runs once per piece of a file, a few thousand rows.)
-  const auto slots = std::make_unique_for_overwrite<char[]>(nc * kFormBlock * kSlot);
-  const auto lens = std::make_unique_for_overwrite<uint8_t[]>(nc * kFormBlock);
-  const auto forms = std::make_unique_for_overwrite<DecimalForm[]>(nc * kFormBlock);
-  // Room for a row of slots: each copied whole after its separator.
-  const size_t row_room = nc * (kSlot + 1) + 1;
-  std::string scratch;
+  // Room for a separator and a number (or true, false, nan, -inf).
+  constexpr size_t kCell = kMaxNumberText + 1;
+  constexpr uint64_t kShortText = 16;
+  // The float columns' forms (ShortestDecimals) for the rows of a block:
+  // column k's at forms[form_at[k]].
+  std::vector<size_t> form_at(nc, 0);
+  size_t float_columns = 0;
+  for (size_t k = 0; k < nc; ++k) {
+    if (kinds_[k] == kFloat32 || kinds_[k] == kFloat64) form_at[k] = kFormBlock * float_columns++;
+  }
+  std::vector<DecimalForm> forms(kFormBlock * float_columns);
   Cursor at{out.data() + out.size(), out.data() + out.size()};
   for (uint64_t block = first; block < last; block += kFormBlock) {
-    const uint64_t n = std::min(last - block, kFormBlock);
+    const uint64_t block_end = std::min(last, block + kFormBlock);
     for (size_t k = 0; k < nc; ++k) {
-      const core::Column& c = *columns_[k].column;
-      const uint8_t* data = c.data.data();
-      char* s = slots.get() + k * kFormBlock * kSlot;
-      uint8_t* len = lens.get() + k * kFormBlock;
-      DecimalForm* form = forms.get() + k * kFormBlock;
-      switch (kinds_[k]) {
-        case kInt8:
-          IntegerSlots<int8_t>(data, block, n, s, len);
-          break;
-        case kUInt8:
-          IntegerSlots<uint8_t>(data, block, n, s, len);
-          break;
-        case kInt16:
-          IntegerSlots<int16_t>(data, block, n, s, len);
-          break;
-        case kUInt16:
-          IntegerSlots<uint16_t>(data, block, n, s, len);
-          break;
-        case kInt32:
-          IntegerSlots<int32_t>(data, block, n, s, len);
-          break;
-        case kUInt32:
-          IntegerSlots<uint32_t>(data, block, n, s, len);
-          break;
-        case kInt64:
-          IntegerSlots<int64_t>(data, block, n, s, len);
-          break;
-        case kUInt64:
-          IntegerSlots<uint64_t>(data, block, n, s, len);
-          break;
-        case kFloat32:
-          ShortestDecimals<float>(data + block * 4, n, form);
-          FloatSlots<float>(data, block, n, form, s, len);
-          break;
-        case kFloat64:
-          ShortestDecimals<double>(data + block * 8, n, form);
-          FloatSlots<double>(data, block, n, form, s, len);
-          break;
-        case kBool:
-          for (uint64_t j = 0; j < n; ++j) {
-            const bool v = data[block + j] != 0;
-            std::memcpy(s + j * kSlot, v ? "true" : "false", v ? 4 : 5);
-            len[j] = v ? 4 : 5;
-          }
-          break;
-        case kRawText:
-          TextSlots(c, plain[k], block, n, s, len);
-          break;
-        default:
-          std::memset(len, kInRow, n);
-          break;
-      }
-      if (c.nullable) {
-        for (uint64_t j = 0; j < n; ++j) {
-          if (c.validity[block + j] == 0) len[j] = 0;
-        }
+      const uint8_t* data = columns_[k].column->data.data();
+      if (kinds_[k] == kFloat32) {
+        ShortestDecimals<float>(data + block * 4, block_end - block, &forms[form_at[k]]);
+      } else if (kinds_[k] == kFloat64) {
+        ShortestDecimals<double>(data + block * 8, block_end - block, &forms[form_at[k]]);
       }
     }
-    for (uint64_t j = 0; j < n; ++j) {
-      at = Room(out, at, row_room);
-      char* p = at.p;
+    for (uint64_t i = block; i < block_end; ++i) {
       for (size_t k = 0; k < nc; ++k) {
+        at = Room(out, at, kCell);
+        char* p = at.p;
         if (k > 0) *p++ = ',';
-        const uint8_t len = lens[k * kFormBlock + j];
-        if (len != kInRow) {
-          std::memcpy(p, slots.get() + (k * kFormBlock + j) * kSlot, kSlot);
-          p += len;
+        const core::Column& c = *columns_[k].column;
+        if (c.nullable && c.validity[i] == 0) {
+          at.p = p;
           continue;
         }
-        // Long or quoted text, or a kGeneric cell, written here; then room
-        // again for the rest of the row.
-        const core::Column& c = *columns_[k].column;
-        const uint64_t i = block + j;
-        const char* text;
-        size_t size;
-        if (kinds_[k] == kRawText) {
-          core::Bytes cell = c.cell(i);
-          size = cell.size();
-          while (size > 0 && cell[size - 1] == 0) --size;
-          text = reinterpret_cast<const char*>(cell.data());
-        } else {
-          scratch.clear();
-          AppendCellText(scratch, c, i, columns_[k].enumeration);
-          text = scratch.data();
-          size = scratch.size();
+        const uint8_t* fixed = c.data.data() + i * sizes[k];  // fixed columns only
+        switch (kinds_[k]) {
+          case kInt8:
+            p = WriteIntRepeatAt<int8_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kUInt8:
+            p = WriteIntRepeatAt<uint8_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kInt16:
+            p = WriteIntRepeatAt<int16_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kUInt16:
+            p = WriteIntRepeatAt<uint16_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kInt32:
+            p = WriteIntRepeatAt<int32_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kUInt32:
+            p = WriteIntRepeatAt<uint32_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kInt64:
+            p = WriteIntRepeatAt<int64_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kUInt64:
+            p = WriteIntRepeatAt<uint64_t>(p, fixed, out.data(), repeat[k]);
+            break;
+          case kFloat32:
+            p = WriteFloatAt<float>(p, fixed, forms[form_at[k] + (i - block)]);
+            break;
+          case kFloat64:
+            p = WriteFloatAt<double>(p, fixed, forms[form_at[k] + (i - block)]);
+            break;
+          case kBool: {
+            const std::string_view text = fixed[0] != 0 ? "true" : "false";
+            std::memcpy(p, text.data(), text.size());
+            p += text.size();
+            break;
+          }
+          case kRawText: {
+            const char* text;
+            size_t n;
+            bool quote;
+            if (plain[k]) {
+              const uint64_t from = c.offsets[i];
+              n = c.offsets[i + 1] - from;
+              text = reinterpret_cast<const char*>(c.data.data() + from);
+              if (n - 1 < kShortText && from + kShortText <= c.data.size()) {
+                // A short value (1 to 16 bytes) with 16 bytes to read from:
+                // one fixed-size copy, no call (a memcpy call per value was
+                // 4.5 % of rendering sparse8's data.csv).
+                at.p = p;
+                at = Room(out, at, kShortText);
+                std::memcpy(at.p, text, kShortText);
+                p = at.p + n;
+                break;
+              }
+              quote = n == 0;
+            } else {
+              core::Bytes cell = c.cell(i);
+              n = cell.size();
+              while (n > 0 && cell[n - 1] == 0) --n;
+              text = reinterpret_cast<const char*>(cell.data());
+              quote = NeedsQuotes(text, n);
+            }
+            at.p = p;
+            at = Room(out, at, 2 * n + 2);
+            p = WriteText(at.p, text, n, quote);
+            break;
+          }
+          default:
+            scratch.clear();
+            AppendCellText(scratch, c, i, columns_[k].enumeration);
+            at.p = p;
+            at = Room(out, at, 2 * scratch.size() + 2);
+            p = WriteText(at.p, scratch.data(), scratch.size(),
+                          NeedsQuotes(scratch.data(), scratch.size()));
+            break;
         }
         at.p = p;
-        at = Room(out, at, 2 * size + 2 + row_room);
-        p = WriteText(at.p, text, size, NeedsQuotes(text, size));
       }
-      *p++ = '\n';
-      at.p = p;
+      at = Room(out, at, 1);
+      *at.p++ = '\n';
     }
   }
   out.resize(static_cast<size_t>(at.p - out.data()));

@@ -197,11 +197,11 @@ TEST(CsvTest, EverySpecialByteAtEveryPlaceOfATextColumn) {
   EXPECT_EQ(table->MeasureRows(0, 3), got.size());
 }
 
-// Short plain values (up to 32 bytes, a slot) are copied 32 bytes at a
-// time when the column's data holds 32 bytes from the value's start, else
-// byte-exact; longer ones are written in the row pass: values of every
-// length from 0 to 40 followed by 0 to 40 bytes of other values (so every
-// way and the switches between them), after a number column and before one.
+// Short plain values are copied 16 bytes at a time when the column's data
+// holds 16 bytes from the value's start, else byte-exact: values of every
+// length from 0 to 40 followed by 0 to 40 bytes of other values (so both
+// ways, longer values, and the switches between them), after a number
+// column and before one.
 TEST(CsvTest, ShortPlainTextOfEveryLengthAndDistanceFromTheEnd) {
   for (size_t len = 0; len <= 40; ++len) {
     for (size_t tail = 0; tail <= 40; ++tail) {
@@ -225,11 +225,11 @@ TEST(CsvTest, ShortPlainTextOfEveryLengthAndDistanceFromTheEnd) {
 }
 
 // Emit copies an integer's text from the row before when the value
-// repeats (the slot before, within a block of 256 rows): for every integer
-// type, runs of repeats (of the extremes too, across blocks), broken by
-// nulls and by other values, in a column alone (rows as narrow as 2 bytes)
-// and beside another, into a buffer that grows mid-run; each row as
-// AppendCsvCell writes it cell by cell.
+// repeats: for every integer type, runs of repeats (of the extremes too),
+// broken by nulls and by other values, in a column alone (rows as narrow as
+// 2 bytes, the copy's source overlapping where it writes) and beside
+// another, into a buffer that grows mid-run; each row as AppendCsvCell
+// writes it cell by cell.
 template <class T>
 void ExpectRepeatsWritten(Datatype type) {
   SCOPED_TRACE(std::string(core::DatatypeName(type)));
