@@ -130,6 +130,15 @@ fi
 echo "== tiledbfs benchmarks (issue 5), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
   "$(free -g | awk '/Mem:/{print $2}') GiB RAM; kernel $(uname -r)"
+# The host's own speed, so that runs on different days can be compared: the same
+# binary's one-core data.csv has taken 5.3 s and 2.0 s on two days (BENCHMARKS.md,
+# session 31).
+yardstick=$(taskset -c 0 zstd -b3 -i1 2>&1 | tr '\r' '\n' | grep 'MB/s.*MB/s' | tail -1 |
+  grep -o '[0-9.]* MB/s' | paste -sd' ' || true)
+memory=$(taskset -c 0 dd if=/dev/zero of=/dev/null bs=64M count=64 2>&1 | tail -1 |
+  grep -o '[0-9.]* [GM]B/s' || true)
+echo "host yardstick, one core: zstd -b3 (its synthetic 10 MB) compress, decompress" \
+  "${yardstick:-?}; memory writes (dd of /dev/zero, 64 MiB blocks) ${memory:-?}"
 echo "targets: $targets; $runs runs each"
 echo
 
