@@ -58,8 +58,9 @@ std::string FormatIso(int64_t ms) {
 
 std::optional<int64_t> ParseInstant(std::string_view s) {
   if (s.empty()) return std::nullopt;
-  bool all_digits = s.find_first_not_of("0123456789") == std::string_view::npos;
-  if (all_digits && s.size() > 4) {
+  // Digits alone are milliseconds, however few (arrays written at
+  // timestamps 1, 2, 3...): an ISO date has a '-' after its year.
+  if (s.find_first_not_of("0123456789") == std::string_view::npos) {
     int64_t v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;

@@ -25,6 +25,17 @@ TEST(InstantTest, ParsesEveryAcceptedForm) {
   EXPECT_EQ(ParseInstant("2024-02-29"), 1709164800000);
 }
 
+TEST(InstantTest, ParsesFewDigitsAsMilliseconds) {
+  // Arrays written at explicit small timestamps (1, 10, 2024 ms) have views
+  // there: history/1/, history/2024/ must resolve, not read as a year.
+  EXPECT_EQ(ParseInstant("0"), 0);
+  EXPECT_EQ(ParseInstant("1"), 1);
+  EXPECT_EQ(ParseInstant("17"), 17);
+  EXPECT_EQ(ParseInstant("2024"), 2024);
+  EXPECT_EQ(ParseInstant("0010"), 10);
+  EXPECT_FALSE(ParseInstant("99999999999999999999").has_value());  // past int64
+}
+
 TEST(InstantTest, RoundTripsFormattedNames) {
   for (int64_t t : {0LL, 1700000000000LL, 1700000004321LL, 4102444800000LL}) {
     EXPECT_EQ(ParseInstant(FormatIso(t)), t) << t;
