@@ -753,6 +753,27 @@ def dimension_labels(ctx, uri, rng):
     return s
 
 
+@recipe
+def small_timestamps(ctx, uri, rng):
+    """Sparse 2D, created at 1 ms since the epoch and written at 2, 5 and 2024
+    ms (a view whose raw name, history/2024/, reads like a year), metadata at 7
+    ms, an overwrite of cells of the first write: views named by a few digits."""
+    s = {"type": "sparse", "capacity": 3, "created": 1,
+         "dims": [{"name": "r", "type": "INT32", "domain": [0, 9], "extent": 5},
+                  {"name": "c", "type": "INT32", "domain": [0, 9], "extent": 5}],
+         "attrs": [{"name": "a", "type": "INT64"},
+                   {"name": "s", "type": "STRING_ASCII", "var": True}]}
+    tdb.create(ctx, uri, s)
+    first = distinct_points(rng, 12, [(0, 9), (0, 9)])
+    for ts, pts in ((2, first), (5, distinct_points(rng, 6, [(0, 9), (0, 9)])),
+                    (2024, first[:4])):
+        tdb.write(ctx, uri, s, ts, {"r": [p[0] for p in pts], "c": [p[1] for p in pts],
+                                    "a": [ts * 100 + i for i in range(len(pts))],
+                                    "s": words(rng, len(pts))})
+    tdb.put_metadata(ctx, uri, 7, "written_at", "INT64", [2, 5, 2024])
+    return s
+
+
 README = """# Oracle corpus
 
 Arrays written by TileDB 2.30.1 itself, of kinds the public corpus (`../corpus`) lacks, each
@@ -766,7 +787,8 @@ Made with the workshop oracle (`../shared/oracle`, never needed by the build or 
 
 `make_oracle_corpus.py` writes each array through TileDB's C API (ctypes,
 `tests/oracle/tiledb_capi.py`), with schemas created at 1700000000000 and writes at
-1700000000000 + N*1000 (tN below), then dumps it with the oracle's `refdump`, and writes
+1700000000000 + N*1000 (tN below) unless its text names other instants, then dumps it with
+the oracle's `refdump`, and writes
 this file from the recipes' descriptions. The cells come from a seeded generator (the same
 on every run; the fragments' UUIDs differ).
 
