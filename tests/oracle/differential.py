@@ -11,7 +11,8 @@ ctest):
     tests/oracle/differential.py ORACLE_DIR BUILD_BIN OUT FIRST_SEED END_SEED [--mount]
 
 TILEDBFS_DIFF_SCALE=K writes up to K times more cells (default 1: tiny
-arrays, many tiles only with small capacities). Seed s makes
+arrays, many tiles only with small capacities). TILEDBFS_DIFF_KEY=K (32
+printable ASCII characters) encrypts every array with K (AES-256-GCM). Seed s makes
 OUT/arrays/dense_s and sparse_s (a .recipe file beside each
 says what was done); each seed runs in its own process, because TileDB
 itself crashes on a few of them (reported, not counted). Exit status 0
@@ -28,6 +29,12 @@ from make_oracle_corpus import t
 HERE = os.path.dirname(os.path.abspath(__file__))
 # TILEDBFS_DIFF_SCALE=K: up to K times more cells per write (more tiles).
 SCALE = int(os.environ.get("TILEDBFS_DIFF_SCALE", "1"))
+# TILEDBFS_DIFF_KEY=K (32 printable ASCII characters): every array is
+# AES-256-GCM encrypted with K (its hex beside the array, <name>.key).
+KEY = os.environ.get("TILEDBFS_DIFF_KEY")
+if KEY is not None and (len(KEY) != 32 or not KEY.isascii() or not KEY.isprintable()):
+    sys.exit("TILEDBFS_DIFF_KEY: 32 printable ASCII characters")
+ENC = {"sm.encryption_type": "AES_256_GCM", "sm.encryption_key": KEY} if KEY else {}
 
 INT_TYPES = {"INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-2**15, 2**15 - 1),
              "UINT16": (0, 2**16 - 1), "INT32": (-2**31, 2**31 - 1), "INT64": (-2**40, 2**40),
@@ -117,10 +124,10 @@ def random_dense(ctx, uri, rng):
         if rng.random() < 0.5:
             cfg = {"sm.consolidation.timestamp_start": t(rng.randint(1, 2)),
                    "sm.consolidation.timestamp_end": t(rng.randint(3, nw))}
-        tdb.consolidate(ctx, uri, cfg)
+        tdb.consolidate(ctx, uri, dict(cfg, **ENC))
         ops.append(f"consolidate {cfg}")
         if rng.random() < 0.5:
-            tdb.vacuum(ctx, uri, {"sm.vacuum.mode": "fragments"})
+            tdb.vacuum(ctx, uri, dict({"sm.vacuum.mode": "fragments"}, **ENC))
             ops.append("vacuum")
     return s, ops
 
@@ -191,10 +198,10 @@ def random_sparse(ctx, uri, rng):
             cfg["sm.consolidation.with_timestamps"] = "true"
         if rng.random() < 0.4:
             cfg["sm.consolidation.timestamp_end"] = t(rng.randint(2, 2 * nw + 1))
-        tdb.consolidate(ctx, uri, cfg)
+        tdb.consolidate(ctx, uri, dict(cfg, **ENC))
         ops.append(f"consolidate {cfg}")
         if rng.random() < 0.5:
-            tdb.vacuum(ctx, uri, {"sm.vacuum.mode": "fragments"})
+            tdb.vacuum(ctx, uri, dict({"sm.vacuum.mode": "fragments"}, **ENC))
             ops.append("vacuum")
         if rng.random() < 0.3:
             n = rng.randint(1, 10)
@@ -210,7 +217,7 @@ def random_sparse(ctx, uri, rng):
 
 def one_seed(oracle, out, seed):
     tdb.load_oracle(oracle)
-    ctx = tdb.Ctx()
+    ctx = tdb.Ctx(ENC)
     for kind, fn in (("dense", random_dense), ("sparse", random_sparse)):
         name = f"{kind}_{seed}"
         uri = os.path.join(out, "arrays", name)
@@ -226,8 +233,12 @@ def one_seed(oracle, out, seed):
             continue
         with open(uri + ".recipe", "w") as f:
             f.write(repr(s) + "\n" + "\n".join(ops) + "\n")
-        r = subprocess.run([os.path.join(oracle, "bin", "refdump"), uri, exp],
-                           capture_output=True, text=True)
+        cmd = [os.path.join(oracle, "bin", "refdump"), uri, exp]
+        if KEY:
+            cmd += ["--key", KEY.encode().hex()]
+            with open(uri + ".key", "w") as f:
+                f.write(KEY.encode().hex() + "\n")
+        r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             print(f"{name}: refdump failed ({r.stderr.strip()[:150]}), left out")
             shutil.rmtree(uri, ignore_errors=True)
