@@ -2,7 +2,10 @@
 // order"): by coordinates, row-major (first dimension slowest), each
 // dimension in its type's order (CompareValues); cells with equal
 // coordinates newest first (timestamp, then fragment, then position in the
-// tile, then tile, all descending), and with `dedup` only the newest kept.
+// tile, then tile, all descending), and with `dedup` only the newest kept,
+// as TileDB keeps them: a cell goes when its coordinates are the same bytes
+// as the cell kept before it (-0.0 and 0.0 are equal, so a float dimension
+// keeps both, the newer first).
 //
 // Cells are named by ordinals: (tile << pos_bits) | pos, where tile indexes
 // the `tiles` table (fragments oldest first, each fragment's tiles in order)

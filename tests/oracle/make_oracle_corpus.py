@@ -795,7 +795,11 @@ on every run; the fragments' UUIDs differ).
 Left out on purpose: overlapping fragments written at the same instant. TileDB's row-major
 read of them keeps, for each coordinate, whichever version its unstable sort puts first,
 which varies from cell to cell (tried: `x = 4` took the third fragment's value, `x = 12`
-the first's).
+the first's). Likewise -0.0 and 0.0 at one coordinate of a float dimension in two
+fragments: TileDB keeps both cells (it drops a duplicate only when the coordinate bytes
+are the same, and so does tiledbfs since session 31), but in whichever order its unstable
+sort leaves them, which changed between two views of one array (tried: a recipe with four
+such pairs).
 """
 
 
