@@ -124,5 +124,47 @@ TEST_F(RefreshTest, APinnedTreeNeverRechecks) {
   EXPECT_TRUE(a->immutable);
 }
 
+// A consolidation and its vacuum between two looks at the array: the array
+// as last opened names fragments that are gone. A lookup of a root file not
+// sized yet must find it (through the consolidated fragment), not answer
+// "no such file", which the kernel would cache as a negative entry.
+TEST(RefreshVacuumTest, ALookupAfterAConsolidationAndVacuumFindsRootFiles) {
+  const fs::path src = fs::path(TILEDBFS_TEST_DATA) / "corpus" / "arrays" / "consolidated";
+  const fs::path dir =
+      fs::temp_directory_path() / ("tiledbfs_refresh_vacuum_" + std::to_string(::getpid()));
+  const fs::path held = dir.string() + ".held";
+  fs::remove_all(dir);
+  fs::remove_all(held);
+  fs::copy(src, dir, fs::copy_options::recursive);
+  fs::create_directories(held);
+  // The array before its consolidation: the four fragments alone.
+  const std::string merged = "__1700000001000_1700000004000_0948f41347d413d468b3fcd654df05d8_22";
+  for (const char* ext : {".wrt", ".vac"}) {
+    fs::rename(dir / "__commits" / (merged + ext), held / (merged + ext));
+  }
+  fs::rename(dir / "__fragments" / merged, held / merged);
+  auto tree = OpenTree(dir.string(), TreeOptions{});
+  ASSERT_TRUE(tree.ok()) << tree.error().ToString();
+  // The root view is open (its footers read), no tile yet.
+  auto before = (*tree)->GetAttr("schema.json");
+  ASSERT_TRUE(before.ok()) << before.error().ToString();
+
+  // Consolidated, then vacuumed: only the merged fragment is left.
+  fs::rename(held / merged, dir / "__fragments" / merged);
+  fs::rename(held / (merged + ".wrt"), dir / "__commits" / (merged + ".wrt"));
+  for (const auto& e : fs::directory_iterator(dir / "__fragments")) {
+    if (e.path().filename() != merged) fs::remove_all(e.path());
+  }
+  for (const auto& e : fs::directory_iterator(dir / "__commits")) {
+    if (e.path().filename() != merged + ".wrt") fs::remove(e.path());
+  }
+  for (const char* path : {"attributes/a.txt", "attributes/s.txt", "data.csv"}) {
+    auto a = (*tree)->GetAttr(path);
+    EXPECT_TRUE(a.ok()) << path << ": " << (a.ok() ? "" : a.error().ToString());
+  }
+  fs::remove_all(dir);
+  fs::remove_all(held);
+}
+
 }  // namespace
 }  // namespace tiledbfs::fusefs
