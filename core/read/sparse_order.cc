@@ -85,14 +85,13 @@ class Cells {
     }
     return 0;
   }
-  // True if a and b hold the same coordinate bytes. TileDB drops a cell as
-  // a duplicate of the one kept before it only then: -0.0 and 0.0 sort as
-  // equal yet are two cells.
+  // True if a and b hold the same coordinate bytes (so equal coordinates
+  // too). TileDB drops a cell as a duplicate of the one kept before it only
+  // then: -0.0 and 0.0 sort as equal yet are two cells.
   bool SameBytes(uint64_t a, uint64_t b) const {
     const OrderTile &ta = Tile(a), &tb = Tile(b);
     for (size_t d = 0; d < in_.types.size(); ++d) {
-      const Bytes x = ta.dims[d]->cell(Pos(a)), y = tb.dims[d]->cell(Pos(b));
-      if (x.size() != y.size() || !std::equal(x.begin(), x.end(), y.begin())) return false;
+      if (!std::ranges::equal(ta.dims[d]->cell(Pos(a)), tb.dims[d]->cell(Pos(b)))) return false;
     }
     return true;
   }
@@ -559,9 +558,7 @@ void SortSparseCellsGeneric(const OrderInput& in, std::vector<uint64_t>& cells) 
   if (in.dedup && !cells.empty()) {
     size_t w = 1;
     for (size_t r = 1; r < cells.size(); ++r) {
-      if (c.CompareCoords(cells[w - 1], cells[r]) != 0 || !c.SameBytes(cells[w - 1], cells[r])) {
-        cells[w++] = cells[r];
-      }
+      if (!c.SameBytes(cells[w - 1], cells[r])) cells[w++] = cells[r];
     }
     cells.resize(w);
   }

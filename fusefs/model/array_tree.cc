@@ -629,18 +629,21 @@ Result<NodeAttr> ArrayTree::GetAttr(const std::string& path) {
     a.mtime_ms = static_cast<int64_t>(current.latest);
     return a;
   }
-  auto attr = [&](bool recheck) -> Result<NodeAttr> {
-    ASSIGN_OR_RETURN(auto resolved, Resolve(path, recheck));
+  auto attr = [&]() -> Result<NodeAttr> {
+    ASSIGN_OR_RETURN(auto resolved, Resolve(path, false));
     return Attr(*resolved.first, resolved.second);
   };
-  Result<NodeAttr> a = attr(false);
+  ASSIGN_OR_RETURN(Current used, CurrentArray(false));
+  Result<NodeAttr> a = attr();
+  if (a.ok()) return a;
   // A failure on the array as last opened may come from files a vacuum
   // removed since (their fragments consolidated meanwhile: "no such file"):
   // look at the array's folders again before answering an error, the more
   // so "no such name", which the kernel keeps as a negative entry
-  // (reliability_writers once saw ENOENT for data.csv for a second).
-  if (!a.ok()) a = attr(true);
-  return a;
+  // (reliability_writers once saw ENOENT for data.csv for a second). Once
+  // more only if they changed: a damaged file is not measured twice.
+  ASSIGN_OR_RETURN(Current fresh, CurrentArray(true));
+  return fresh.generation != used.generation ? attr() : a;
 }
 
 Result<std::vector<DirEntryAttr>> ArrayTree::List(const std::string& path) {
