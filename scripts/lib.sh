@@ -1,7 +1,7 @@
 # Shared by scripts/*.sh: install what is missing, build.
 TILEDBFS_PACKAGES=(cmake g++ make pkg-config libfuse3-dev fuse3 libzstd-dev liblz4-dev zlib1g-dev
   libbz2-dev libssl-dev libfmt-dev libgtest-dev nlohmann-json3-dev python3 python3-numpy
-  python3-pandas jq attr clang-format)
+  python3-pandas jq attr clang-format libcurl4-openssl-dev libexpat1-dev)
 
 tiledbfs_install_deps() {
   local missing=()
@@ -14,6 +14,26 @@ tiledbfs_install_deps() {
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  tiledbfs_install_node
+}
+
+# The tests' real clients and servers (tests/node/package.json: s3rver, DuckDB),
+# exactly as package-lock.json pins them, into tests/node/node_modules.
+tiledbfs_install_node() {
+  local dir="$TILEDBFS_ROOT/tests/node"
+  if ! command -v npm >/dev/null; then
+    # Debian's own Node.js and npm, where the machine has no Node.js of its own.
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+    ! cmp -s "$dir/package-lock.json" "$dir/.installed-lock"; then
+    echo "installing npm packages of tests/node (npm ci)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) &&
+      cp "$dir/package-lock.json" "$dir/.installed-lock"
   fi
 }
 
