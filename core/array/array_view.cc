@@ -71,6 +71,12 @@ std::shared_ptr<const ArrayView> ArrayView::WithIndexWindow(uint64_t cells) cons
   return std::make_shared<const ArrayView>(schema_, std::move(in), instant_, cache_);
 }
 
+std::shared_ptr<const ArrayView> ArrayView::WithSubarray(Subarray subarray) const {
+  ViewInputs in = Inputs();
+  in.subarray = std::move(subarray);
+  return std::make_shared<const ArrayView>(schema_, std::move(in), instant_, cache_);
+}
+
 Result<size_t> ArrayView::IndexWindows() const {
   ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
   return windows == nullptr ? 0 : windows->windows();

@@ -237,6 +237,19 @@ Result<CellIndex> BuildDenseIndex(const ViewInputs& in) {
     }
     any = true;
   }
+  if (!in.subarray.empty()) {
+    // A slice: its own box, the bounding box's extent where a dimension is unnamed.
+    bool named = true;
+    for (size_t d = 0; d < dims && d < in.subarray.size(); ++d) {
+      if (!in.subarray[d]) {
+        named = false;
+        continue;
+      }
+      lo[d] = RangeLo(schema.dimensions[d], *in.subarray[d]);
+      hi[d] = RangeHi(schema.dimensions[d], *in.subarray[d]);
+    }
+    any = any || (named && in.subarray.size() == dims);
+  }
   if (!any) return index;
   uint64_t n = 1;
   index.shape.resize(dims);
@@ -478,6 +491,34 @@ class EntryCellValues : public CellValues {
   const SparseEntry* e_ = nullptr;
 };
 
+// A slice: whether fragment `frag`'s non-empty domain, or its tile t's
+// MBR, meets the view's subarray (unknown rectangles do).
+bool FragmentMeets(const ViewInputs& in, const FragmentMetadata& frag) {
+  const FragmentFooter& ft = frag.footer();
+  return ft.null_non_empty_domain || BoxMeets(*in.schema, in.subarray, ft.non_empty_domain);
+}
+
+bool TileMeets(const ViewInputs& in, const FragmentMetadata& frag, uint64_t t) {
+  auto mbrs = frag.Mbrs();
+  if (!mbrs.ok() || t >= (*mbrs)->size()) return true;
+  return BoxMeets(*in.schema, in.subarray, (**mbrs)[t]);
+}
+
+// Takes out of cells[from...] (ordinals of tile `ot`) those outside the
+// view's subarray.
+void DropCellsOutside(const ViewInputs& in, const OrderTile& ot, size_t from, int pos_bits,
+                      std::vector<uint64_t>& cells) {
+  const uint64_t pos_mask = (uint64_t{1} << pos_bits) - 1;
+  size_t w = from;
+  for (size_t r = from; r < cells.size(); ++r) {
+    const uint64_t pos = cells[r] & pos_mask;
+    if (CellIn(*in.schema, in.subarray, [&](size_t d) { return ot.dims[d]->cell(pos); })) {
+      cells[w++] = cells[r];
+    }
+  }
+  cells.resize(w);
+}
+
 // Any sparse view: every coordinate tile decoded and kept until the
 // coordinate columns are built.
 Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
@@ -496,7 +537,13 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
       return Error::Corrupt(fmt::format("{}: schema has {} dimensions, the array {}", frag.dir(),
                                         frag.schema().dimensions.size(), dims));
     }
+    coords[fi].resize(frag.tile_num());
+    if (frag.footer().has_timestamps) stamps[fi].resize(frag.tile_num());
+    // A slice reads only the tiles whose rectangles meet it.
+    const bool sliced = !in.subarray.empty();
+    if (sliced && !FragmentMeets(in, frag)) continue;
     for (uint64_t t = 0; t < frag.tile_num(); ++t) {
+      if (sliced && !TileMeets(in, frag, t)) continue;
       max_cells = std::max(max_cells, frag.TileCellNum(t));
       OrderTile ot;
       ot.fragment = static_cast<uint32_t>(fi);
@@ -515,32 +562,35 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
   std::vector<uint64_t> cells;
   // Per tile of the order once a fragment has delete timestamps, else empty.
   std::vector<DecodedTile> deleted;
-  size_t gt = 0;  // index into order.tiles
-  for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
+  std::vector<std::pair<uint32_t, uint64_t>> wanted;
+  wanted.reserve(order.tiles.size());
+  for (const OrderTile& ot : order.tiles) wanted.emplace_back(ot.fragment, ot.tile);
+  std::vector<Result<std::vector<DecodedTile>>> read = ReadCoordTileBatch(in, wanted, dims);
+  for (size_t gt = 0; gt < order.tiles.size(); ++gt) {
+    OrderTile& ot = order.tiles[gt];
+    const size_t fi = ot.fragment;
+    const uint64_t t = ot.tile;
     const FragmentMetadata& frag = *in.fragments[fi];
     const FragmentFooter& ft = frag.footer();
-    uint64_t tiles = frag.tile_num();
-    coords[fi].resize(tiles);
-    if (ft.has_timestamps) stamps[fi].resize(tiles);
-    for (uint64_t t = 0; t < tiles; ++t, ++gt) {
-      ASSIGN_OR_RETURN(coords[fi][t], ReadCoordTiles(frag, t, dims, in.encrypted));
-      uint64_t cell_num = frag.TileCellNum(t);
-      for (const auto& dt : coords[fi][t]) {
-        if (dt.cell_num != cell_num) {
-          return Error::Corrupt(fmt::format("{}: tile {} has {} coordinates, expected {}",
-                                            frag.dir(), t, dt.cell_num, cell_num));
-        }
+    if (!read[gt].ok()) return read[gt].error();
+    coords[fi][t] = std::move(read[gt]).value();
+    uint64_t cell_num = frag.TileCellNum(t);
+    for (const auto& dt : coords[fi][t]) {
+      if (dt.cell_num != cell_num) {
+        return Error::Corrupt(fmt::format("{}: tile {} has {} coordinates, expected {}", frag.dir(),
+                                          t, dt.cell_num, cell_num));
       }
-      OrderTile& ot = order.tiles[gt];
-      for (const auto& dt : coords[fi][t]) ot.dims.push_back(&dt);
-      DecodedTile* tile_stamps = ft.has_timestamps ? &stamps[fi][t] : nullptr;
-      TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps,
-                         DeletedSlot(in, ft, deleted, gt, order.tiles.size())));
-      ot.stamps = tile_stamps;
-      const uint64_t base = uint64_t{gt} << order.pos_bits;
-      const bool filter = in.filter_timestamps && ft.has_timestamps;
-      AppendVisibleCells(in, filter ? tile_stamps : nullptr, base, cell_num, cells);
     }
+    for (const auto& dt : coords[fi][t]) ot.dims.push_back(&dt);
+    DecodedTile* tile_stamps = ft.has_timestamps ? &stamps[fi][t] : nullptr;
+    TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps,
+                       DeletedSlot(in, ft, deleted, gt, order.tiles.size())));
+    ot.stamps = tile_stamps;
+    const uint64_t base = uint64_t{gt} << order.pos_bits;
+    const bool filter = in.filter_timestamps && ft.has_timestamps;
+    const size_t from = cells.size();
+    AppendVisibleCells(in, filter ? tile_stamps : nullptr, base, cell_num, cells);
+    if (!in.subarray.empty()) DropCellsOutside(in, ot, from, order.pos_bits, cells);
   }
   SortSparseCells(order, cells);
   if (!deleted.empty()) {
@@ -659,7 +709,7 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
 Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
   const ArraySchema& schema = *in.schema;
   const size_t dims = schema.dimensions.size();
-  if (!in.deletes.empty() || dims == 0) return std::optional<PackedPlan>();
+  if (!in.deletes.empty() || dims == 0 || !in.subarray.empty()) return std::optional<PackedPlan>();
   PackedPlan plan;
   OrderInput& order = plan.order;
   for (const Dimension& d : schema.dimensions) {
@@ -1150,7 +1200,7 @@ std::optional<std::vector<uint64_t>> CountDimensionValues(const CellIndex& index
 
 bool KeepsEveryStoredCell(const ViewInputs& in) {
   const ArraySchema& schema = *in.schema;
-  if (schema.dense() || !in.deletes.empty()) return false;
+  if (schema.dense() || !in.deletes.empty() || !in.subarray.empty()) return false;
   const bool dedup = in.dedup && !schema.allows_dups;
   const size_t dims = schema.dimensions.size();
   // With dedup: each fragment's non-empty domain as OrderedValue bounds,

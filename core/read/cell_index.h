@@ -24,6 +24,7 @@
 #include "core/fragment/fragment_metadata.h"
 #include "core/read/column.h"
 #include "core/read/sparse_order.h"
+#include "core/read/subarray.h"
 #include "core/read/tile_cache.h"
 #include "core/read/tile_source.h"
 #include "core/util/pieces.h"
@@ -76,6 +77,10 @@ struct ViewInputs {
   // build sets the default (CMake TILEDBFS_INDEX_WINDOW_CELLS, 2 Mi); a
   // build with a small one sends small arrays down that path.
   uint64_t index_window_cells = TILEDBFS_INDEX_WINDOW_CELLS;
+  // A slice (empty: the whole view). Dense: the box, a dimension left
+  // unnamed keeping the bounding box's extent; sparse: only the cells in
+  // it, from the tiles whose MBRs meet it (the generic index alone).
+  Subarray subarray;
 };
 
 // The index of the view's attribute `attr` in fragment `frag`'s own schema,

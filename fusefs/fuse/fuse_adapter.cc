@@ -58,6 +58,15 @@ namespace {
 using core::Error;
 using core::ErrorCode;
 
+// Whether `path` names something under slice/<name> or diff/<name>.
+bool IsQueryPath(const std::string& path) {
+  for (const char* dir : {"slice/", "diff/"}) {
+    const size_t at = path.find(dir);
+    if (at != std::string::npos && (at == 0 || path[at - 1] == '/')) return true;
+  }
+  return false;
+}
+
 std::string Display(const std::string& path) { return "/" + path; }
 
 // The one place the sign convention lives: libfuse wants a positive errno.
@@ -113,10 +122,13 @@ struct FuseOps {
   // Maps a Tree error through the one table and logs it once, here. "Not
   // found" and "invalid argument" are the caller's business (ls of a missing
   // name), not worth a log line.
+  // A name under slice/ or diff/ is a query the user wrote: why it resolves
+  // to nothing is worth a line.
   static void ReplyError(fuse_req_t req, const char* op, const std::string& path, const Error& e) {
     int err = ErrnoFor(e);
     if (err <= 0) err = EIO;
-    if (e.code() != ErrorCode::kNotFound && e.code() != ErrorCode::kInvalidArgument) {
+    if ((e.code() != ErrorCode::kNotFound && e.code() != ErrorCode::kInvalidArgument) ||
+        IsQueryPath(path)) {
       Self(req).Log(std::string("cannot ") + op + " " + Display(path) + ": " + e.ToString());
     }
     ReplyErr(req, err);

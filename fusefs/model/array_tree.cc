@@ -11,6 +11,7 @@
 #include "core/metadata/metadata.h"
 #include "fusefs/model/documents.h"
 #include "fusefs/model/instant.h"
+#include "fusefs/model/slice_name.h"
 #include "fusefs/model/string_file.h"
 #include "fusefs/render/column_files.h"
 #include "fusefs/render/csv.h"
@@ -30,6 +31,7 @@ struct ArrayTree::Scope {
   std::shared_ptr<FragmentMetadata> fragment;  // fragments/<name>/ only
   std::string key;                             // cache key prefix, unique per view
   bool root = false;                           // has history/
+  bool sliced = false;                         // slice/<ranges>/: no history/ nor slice/
   bool immutable = false;
   uint64_t snapshot = 0;  // OpenFile::snapshot_id of its files
   int64_t mtime_ms = 0;
@@ -56,12 +58,13 @@ std::vector<std::string> ViewTopNames(const ArrayTree::Scope& s) {
                                 "fragments",     "log.txt",     "metadata",
                                 "metadata.json", "schema.json", "schema.txt"};
   if (s.root) v.insert(v.begin() + 4, "history");
+  if (!s.sliced) v.insert(std::find(v.begin(), v.end(), "schema.json") + 1, "slice");
   return v;
 }
 
 bool IsDirName(const std::string& n) {
   return n == "attributes" || n == "dimensions" || n == "fragments" || n == "metadata" ||
-         n == "history";
+         n == "history" || n == "slice";
 }
 
 // Whether `after` only adds to `before` what happened after `latest` (the
@@ -231,6 +234,12 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
   // The top bit keeps the two kinds of snapshot ids apart.
   scope->immutable = t <= current.latest;
   scope->snapshot = scope->immutable ? (uint64_t{1} << 63 | (current.epoch + 1)) : gen + 1;
+  if (used == 2) scope->root = false;
+  // slice/<ranges>/...: the view restricted to a box.
+  if (parts.size() >= used + 2 && parts[used] == "slice") {
+    ASSIGN_OR_RETURN(scope, SliceScope(*scope, parts[used + 1]));
+    used += 2;
+  }
   // fragments/<name>/...: that fragment on its own.
   if (parts.size() >= used + 2 && parts[used] == "fragments") {
     const std::string& name = parts[used + 1];
@@ -278,12 +287,27 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
     fscope->root = false;
     scope = fscope;
     used += 2;
-  } else if (used == 2) {
-    scope->root = false;
   }
+
   std::vector<std::string> rest(parts.begin() + static_cast<ptrdiff_t>(used), parts.end());
   scope->enums = Enumerations(*array, scope->view->schema());
   return std::make_pair(scope, rest);
+}
+
+Result<std::shared_ptr<ArrayTree::Scope>> ArrayTree::SliceScope(const Scope& parent,
+                                                                const std::string& name) {
+  auto scope = std::make_shared<Scope>(parent);
+  scope->key = parent.key + "s/" + name + "/";
+  scope->root = false;
+  scope->sliced = true;
+  std::shared_ptr<const core::ArrayView> view = slice_views_.Get(scope->key);
+  if (!view) {
+    ASSIGN_OR_RETURN(core::Subarray sub, ParseSliceName(name, parent.view->schema()));
+    view = parent.view->WithSubarray(std::move(sub));
+    slice_views_.Put(scope->key, view, 1);
+  }
+  scope->view = std::move(view);
+  return scope;
 }
 
 std::shared_ptr<const std::vector<core::Enumeration>> ArrayTree::Enumerations(
@@ -352,6 +376,9 @@ Result<std::vector<std::string>> ArrayTree::Names(const Scope& scope,
     std::vector<std::string> out;
     for (const auto& [k, v] : md) out.push_back(EscapeName(k));
     return out;
+  }
+  if (rest.size() == 1 && top == "slice" && !scope.sliced) {
+    return std::vector<std::string>{};  // any well-formed name resolves; none is listed
   }
   if (rest.size() == 1 && top == "history" && scope.root) {
     ASSIGN_OR_RETURN(std::vector<uint64_t> instants, scope.array->Instants());

@@ -70,6 +70,10 @@ class ArrayTree final : public Tree {
   // Resolves a path to (scope, rest of the path inside that scope).
   Result<std::pair<std::shared_ptr<Scope>, std::vector<std::string>>> Resolve(
       const std::string& path, bool recheck);
+  // slice/<name>/ under `parent` (the root or a history view): the view
+  // restricted to the subarray the name gives, kept for later lookups.
+  // kNotFound with the reason for a name that does not parse.
+  Result<std::shared_ptr<Scope>> SliceScope(const Scope& parent, const std::string& name);
   // Enumerations of a schema, loaded once per schema.
   std::shared_ptr<const std::vector<core::Enumeration>> Enumerations(
       const core::Array& array, const core::ArraySchema& schema);
@@ -119,6 +123,9 @@ class ArrayTree final : public Tree {
   // entries, not bytes).
   using FragmentMap = std::map<std::string, std::shared_ptr<core::FragmentMetadata>>;
   LruCache<FragmentMap> fragment_maps_{64};
+  // slice/<name>/ views with their cell indexes, by scope key (counted in
+  // entries: an index is built once per slice while it is in use).
+  LruCache<core::ArrayView> slice_views_{16};
   std::atomic<uint64_t> layout_passes_{0};
   // Layout passes under way, by cache key (under mu_).
   struct PendingLayout {

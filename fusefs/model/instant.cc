@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 
 namespace tiledbfs::fusefs {
 namespace {
@@ -102,6 +103,110 @@ std::optional<int64_t> ParseInstant(std::string_view s) {
   if (d > kDays[mo - 1] + (mo == 2 && leap ? 1 : 0)) return std::nullopt;
   int64_t days = DaysFromCivil(y, mo, d);
   return ((days * 24 + h) * 60 + mi) * 60000 + static_cast<int64_t>(sec) * 1000 + ms;
+}
+
+namespace {
+
+using I128 = __int128;
+
+// Attoseconds per unit of a DATETIME type finer than a day (0 for others).
+I128 AttosecondsPer(core::Datatype t) {
+  using core::Datatype;
+  const I128 s = static_cast<I128>(1000000000000000000LL);
+  switch (t) {
+    case Datatype::kDatetimeHr:
+      return 3600 * s;
+    case Datatype::kDatetimeMin:
+      return 60 * s;
+    case Datatype::kDatetimeSec:
+      return s;
+    case Datatype::kDatetimeMs:
+      return s / 1000;
+    case Datatype::kDatetimeUs:
+      return s / 1000000;
+    case Datatype::kDatetimeNs:
+      return s / 1000000000;
+    case Datatype::kDatetimePs:
+      return 1000000;
+    case Datatype::kDatetimeFs:
+      return 1000;
+    case Datatype::kDatetimeAs:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+I128 FloorDiv(I128 a, I128 b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); }
+
+}  // namespace
+
+std::optional<int64_t> ParseDatetime(std::string_view s, core::Datatype t) {
+  using core::Datatype;
+  if (!s.empty() && s.back() == 'Z') s.remove_suffix(1);
+  size_t pos = 0;
+  bool negative = false;
+  if (pos < s.size() && (s[pos] == '-' || s[pos] == '+')) negative = s[pos++] == '-';
+  // The year: four digits or more (numpy writes years past 9999 in full).
+  size_t year_end = pos;
+  while (year_end < s.size() && s[year_end] >= '0' && s[year_end] <= '9') ++year_end;
+  if (year_end - pos < 4 || year_end - pos > 12) return std::nullopt;
+  int64_t year = 0;
+  for (size_t i = pos; i < year_end; ++i) year = year * 10 + (s[i] - '0');
+  if (negative) year = -year;
+  pos = year_end;
+  unsigned mo = 1, d = 1, h = 0, mi = 0, sec = 0;
+  I128 frac_as = 0;
+  auto field = [&](char sep, unsigned* out, bool time_sep = false) {
+    if (pos >= s.size()) return true;
+    if (!(s[pos] == sep || (time_sep && s[pos] == ' '))) return false;
+    if (!Digits(s, pos + 1, 2, out)) return false;
+    pos += 3;
+    return true;
+  };
+  if (!field('-', &mo) || !field('-', &d) || !field('T', &h, true) || !field(':', &mi) ||
+      !field(':', &sec)) {
+    return std::nullopt;
+  }
+  if (pos < s.size()) {
+    if (s[pos] != '.') return std::nullopt;
+    const size_t n = s.size() - pos - 1;
+    if (n == 0 || n > 18) return std::nullopt;
+    I128 scale = static_cast<I128>(1000000000000000000LL);
+    for (size_t i = pos + 1; i < s.size(); ++i) {
+      if (s[i] < '0' || s[i] > '9') return std::nullopt;
+      scale /= 10;
+      frac_as += (s[i] - '0') * scale;
+    }
+  }
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59) return std::nullopt;
+  static const unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (d > kDays[mo - 1] + (mo == 2 && leap ? 1 : 0)) return std::nullopt;
+  const int64_t days = DaysFromCivil(year, mo, d);
+  I128 v;
+  switch (t) {
+    case Datatype::kDatetimeYear:
+      v = year - 1970;
+      break;
+    case Datatype::kDatetimeMonth:
+      v = static_cast<I128>(year - 1970) * 12 + (mo - 1);
+      break;
+    case Datatype::kDatetimeWeek:
+      v = FloorDiv(days, 7);
+      break;
+    case Datatype::kDatetimeDay:
+      v = days;
+      break;
+    default: {
+      const I128 per = AttosecondsPer(t);
+      if (per == 0) return std::nullopt;
+      const I128 secs = static_cast<I128>(days) * 86400 + h * 3600 + mi * 60 + sec;
+      v = FloorDiv(secs * static_cast<I128>(1000000000000000000LL) + frac_as, per);
+    }
+  }
+  if (v < INT64_MIN || v > INT64_MAX) return std::nullopt;
+  return static_cast<int64_t>(v);
 }
 
 }  // namespace tiledbfs::fusefs
