@@ -62,6 +62,12 @@ class ArrayView {
   // fresh, its index built over the cells in it alone.
   std::shared_ptr<const ArrayView> WithSubarray(Subarray subarray) const;
   const Subarray& subarray() const { return in_.subarray; }
+  // The delete and update conditions in force (their commits' file names).
+  std::vector<std::string> DeleteMarkers() const {
+    std::vector<std::string> out;
+    for (const DeleteRule& r : in_.deletes) out.push_back(r.marker);
+    return out;
+  }
   // How many windows the sparse index is cut into; 0 where it is built
   // whole (or the view is dense).
   Result<size_t> IndexWindows() const;

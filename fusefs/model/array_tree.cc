@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/metadata/metadata.h"
+#include "fusefs/model/diff.h"
 #include "fusefs/model/documents.h"
 #include "fusefs/model/instant.h"
 #include "fusefs/model/slice_name.h"
@@ -32,6 +33,8 @@ struct ArrayTree::Scope {
   std::string key;                             // cache key prefix, unique per view
   bool root = false;                           // has history/
   bool sliced = false;                         // slice/<ranges>/: no history/ nor slice/
+  // diff/<T1>..<T2>/: the two instants (view: the one at T2).
+  std::optional<std::pair<int64_t, int64_t>> diff;
   bool immutable = false;
   uint64_t snapshot = 0;  // OpenFile::snapshot_id of its files
   int64_t mtime_ms = 0;
@@ -59,12 +62,13 @@ std::vector<std::string> ViewTopNames(const ArrayTree::Scope& s) {
                                 "metadata.json", "schema.json", "schema.txt"};
   if (s.root) v.insert(v.begin() + 4, "history");
   if (!s.sliced) v.insert(std::find(v.begin(), v.end(), "schema.json") + 1, "slice");
+  if (s.root) v.insert(std::find(v.begin(), v.end(), "dimensions") + 1, "diff");
   return v;
 }
 
 bool IsDirName(const std::string& n) {
   return n == "attributes" || n == "dimensions" || n == "fragments" || n == "metadata" ||
-         n == "history" || n == "slice";
+         n == "history" || n == "slice" || n == "diff";
 }
 
 // Whether `after` only adds to `before` what happened after `latest` (the
@@ -235,6 +239,25 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
   scope->immutable = t <= current.latest;
   scope->snapshot = scope->immutable ? (uint64_t{1} << 63 | (current.epoch + 1)) : gen + 1;
   if (used == 2) scope->root = false;
+  // diff/<T1>..<T2>/...: what changed between two instants.
+  if (scope->root && parts.size() >= 2 && parts[0] == "diff") {
+    std::optional<std::pair<int64_t, int64_t>> span = ParseDiffName(parts[1]);
+    if (!span) {
+      return Error::NotFound(fmt::format("diff/{}: not two instants T1..T2", parts[1]));
+    }
+    auto d = std::make_shared<Scope>(*scope);
+    d->root = false;
+    d->diff = span;
+    ASSIGN_OR_RETURN(d->view, array->ViewAt(static_cast<uint64_t>(span->second)));
+    d->key = fmt::format("a{}/g{}/d{}..{}/", id_, gen, span->first, span->second);
+    d->immutable = static_cast<uint64_t>(std::max(span->first, span->second)) <= current.latest;
+    d->snapshot = d->immutable ? (uint64_t{1} << 63 | (current.epoch + 1)) : gen + 1;
+    d->mtime_ms = static_cast<int64_t>(
+        array->InstantAt(static_cast<uint64_t>(std::max(span->first, span->second))));
+    std::vector<std::string> rest(parts.begin() + 2, parts.end());
+    d->enums = Enumerations(*array, d->view->schema());
+    return std::make_pair(d, rest);
+  }
   // slice/<ranges>/...: the view restricted to a box.
   if (parts.size() >= used + 2 && parts[used] == "slice") {
     ASSIGN_OR_RETURN(scope, SliceScope(*scope, parts[used + 1]));
@@ -310,6 +333,27 @@ Result<std::shared_ptr<ArrayTree::Scope>> ArrayTree::SliceScope(const Scope& par
   return scope;
 }
 
+Result<std::shared_ptr<const DiffFiles>> ArrayTree::Diff(const Scope& scope) {
+  const std::string key = scope.key + "files";
+  if (auto hit = diffs_.Get(key)) return hit;
+  // One computation per diff: a second caller waits for the first.
+  std::lock_guard<std::mutex> lock(diff_mu_);
+  if (auto hit = diffs_.Get(key)) return hit;
+  const auto [t1, t2] = *scope.diff;
+  DiffSide from, to;
+  ASSIGN_OR_RETURN(from.view, scope.array->ViewAt(static_cast<uint64_t>(t1)));
+  from.enums = Enumerations(*scope.array, from.view->schema());
+  from.instant = t1;
+  to.view = scope.view;
+  to.enums = scope.enums;
+  to.instant = t2;
+  ASSIGN_OR_RETURN(std::string log, RenderLog(*scope.array, UINT64_MAX));
+  ASSIGN_OR_RETURN(DiffFiles files, ComputeDiff(from, to, log));
+  auto ptr = std::make_shared<const DiffFiles>(std::move(files));
+  diffs_.Put(key, ptr, ptr->footprint());
+  return std::shared_ptr<const DiffFiles>(ptr);
+}
+
 std::shared_ptr<const std::vector<core::Enumeration>> ArrayTree::Enumerations(
     const core::Array& array, const core::ArraySchema& schema) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -340,6 +384,10 @@ std::vector<std::string> FieldNames(const core::ArraySchema& s, bool dims) {
 Result<std::vector<std::string>> ArrayTree::Names(const Scope& scope,
                                                   const std::vector<std::string>& rest) {
   const core::ArraySchema& schema = scope.view->schema();
+  if (scope.diff) {
+    if (!rest.empty()) return Error::NotFound(fmt::format("{}: no such directory", rest[0]));
+    return std::vector<std::string>{"added.csv", "changed.csv", "removed.csv", "summary.json"};
+  }
   if (rest.empty()) return ViewTopNames(scope);
   const std::string& top = rest[0];
   if (rest.size() == 1 && (top == kAttributes || top == kDimensions)) {
@@ -377,6 +425,9 @@ Result<std::vector<std::string>> ArrayTree::Names(const Scope& scope,
     for (const auto& [k, v] : md) out.push_back(EscapeName(k));
     return out;
   }
+  if (rest.size() == 1 && top == "diff" && scope.root) {
+    return std::vector<std::string>{};  // any two instants resolve; none is listed
+  }
   if (rest.size() == 1 && top == "slice" && !scope.sliced) {
     return std::vector<std::string>{};  // any well-formed name resolves; none is listed
   }
@@ -393,6 +444,12 @@ Result<NodeAttr> ArrayTree::Attr(const Scope& scope, const std::vector<std::stri
   NodeAttr a;
   a.mtime_ms = scope.mtime_ms;
   a.immutable = scope.immutable;
+  if (scope.diff && !rest.empty()) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const std::string> content, Render(scope, rest));
+    a.type = NodeType::kFile;
+    a.size = content->size();
+    return a;
+  }
   bool dir = rest.empty() ||
              (rest.size() == 1 && IsDirName(rest[0]) &&
               (!IsFragmentScope(scope) || rest[0] == kAttributes || rest[0] == kDimensions) &&
@@ -423,6 +480,7 @@ Result<std::optional<ArrayTree::CellFile>> ArrayTree::CellFileOf(
     const Scope& scope, const std::vector<std::string>& rest) {
   using Kind = CellFile::Kind;
   CellFile f;
+  if (scope.diff) return std::optional<CellFile>();
   if (rest.size() == 1 && rest[0] == "data.csv") return std::optional<CellFile>(f);
   if (rest.size() != 2 || (rest[0] != kAttributes && rest[0] != kDimensions)) {
     return std::optional<CellFile>();
@@ -616,6 +674,15 @@ Result<std::shared_ptr<const std::string>> ArrayTree::Render(const Scope& scope,
   const core::ArrayView& view = *scope.view;
   std::string out;
   auto not_found = [&]() { return Error::NotFound(fmt::format("{}: no such file", path)); };
+  if (scope.diff) {
+    if (rest.size() != 1) return not_found();
+    ASSIGN_OR_RETURN(std::shared_ptr<const DiffFiles> d, Diff(scope));
+    if (rest[0] == "summary.json") return std::make_shared<const std::string>(d->summary_json);
+    if (rest[0] == "added.csv") return std::make_shared<const std::string>(d->added_csv);
+    if (rest[0] == "removed.csv") return std::make_shared<const std::string>(d->removed_csv);
+    if (rest[0] == "changed.csv") return std::make_shared<const std::string>(d->changed_csv);
+    return not_found();
+  }
 
   if (rest.size() == 1 && rest[0] == "schema.json" && !IsFragmentScope(scope)) {
     out = core::SchemaToJson(schema, scope.enums.get());

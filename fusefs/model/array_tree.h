@@ -12,6 +12,7 @@
 
 #include "core/array/array.h"
 #include "core/array/array_view.h"
+#include "fusefs/model/diff.h"
 #include "fusefs/model/render_cache.h"
 #include "fusefs/model/streamed_file.h"
 #include "fusefs/model/tree.h"
@@ -74,6 +75,8 @@ class ArrayTree final : public Tree {
   // restricted to the subarray the name gives, kept for later lookups.
   // kNotFound with the reason for a name that does not parse.
   Result<std::shared_ptr<Scope>> SliceScope(const Scope& parent, const std::string& name);
+  // The files of a diff/<T1>..<T2>/ scope, computed once and kept.
+  Result<std::shared_ptr<const DiffFiles>> Diff(const Scope& scope);
   // Enumerations of a schema, loaded once per schema.
   std::shared_ptr<const std::vector<core::Enumeration>> Enumerations(
       const core::Array& array, const core::ArraySchema& schema);
@@ -126,6 +129,9 @@ class ArrayTree final : public Tree {
   // slice/<name>/ views with their cell indexes, by scope key (counted in
   // entries: an index is built once per slice while it is in use).
   LruCache<core::ArrayView> slice_views_{16};
+  // diff/<T1>..<T2>/ files by scope key (bytes), computed under diff_mu_.
+  LruCache<DiffFiles> diffs_{64 << 20};
+  std::mutex diff_mu_;
   std::atomic<uint64_t> layout_passes_{0};
   // Layout passes under way, by cache key (under mu_).
   struct PendingLayout {

@@ -14,6 +14,17 @@
 
 namespace tiledbfs::fusefs {
 
+const core::Enumeration* EnumerationFor(const core::ArraySchema& schema,
+                                        const std::vector<core::Enumeration>& enums,
+                                        const std::string& field) {
+  int a = schema.AttributeIndex(field);
+  if (a < 0 || !schema.attributes[a].enumeration_name) return nullptr;
+  for (const auto& e : enums) {
+    if (e.name == *schema.attributes[a].enumeration_name) return &e;
+  }
+  return nullptr;
+}
+
 using core::Error;
 
 core::Status CellRenderer::Measure(uint64_t first, uint64_t count, uint64_t piece,
@@ -491,17 +502,6 @@ class FieldRangeFile final : public OpenFile {
   std::mutex mu_;
   core::ReadState state_;  // the tiles this file's reads keep (mu_)
 };
-
-const core::Enumeration* EnumerationFor(const core::ArraySchema& schema,
-                                        const std::vector<core::Enumeration>& enums,
-                                        const std::string& field) {
-  int a = schema.AttributeIndex(field);
-  if (a < 0 || !schema.attributes[a].enumeration_name) return nullptr;
-  for (const auto& e : enums) {
-    if (e.name == *schema.attributes[a].enumeration_name) return &e;
-  }
-  return nullptr;
-}
 
 class CsvRenderer final : public CellRenderer {
  public:

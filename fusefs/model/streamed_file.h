@@ -88,6 +88,12 @@ struct StreamLayout {
 };
 
 // Renders a run of cells of one file.
+// The enumeration whose labels attribute `field` of `schema` prints, among
+// `enums`; null for a field without one.
+const core::Enumeration* EnumerationFor(const core::ArraySchema& schema,
+                                        const std::vector<core::Enumeration>& enums,
+                                        const std::string& field);
+
 class CellRenderer {
  public:
   virtual ~CellRenderer() = default;
