@@ -65,8 +65,34 @@ def escape_value(b):
     return "".join(out)
 
 
+def iso_text(t, v):
+    """A DATETIME value as ISO 8601 (days, seconds and their fractions), or
+    None where Python's dates do not reach or the unit has no such form here."""
+    import datetime
+    per_day = {"DATETIME_DAY": 1, "DATETIME_SEC": 86400, "DATETIME_MS": 86400 * 10**3,
+               "DATETIME_US": 86400 * 10**6, "DATETIME_NS": 86400 * 10**9}
+    if t not in per_day:
+        return None
+    days, rem = divmod(v, per_day[t])
+    try:
+        date = datetime.date(1970, 1, 1) + datetime.timedelta(days=days)
+    except OverflowError:
+        return None
+    if t == "DATETIME_DAY":
+        return date.isoformat()
+    sub = per_day[t] // 86400
+    secs, frac = divmod(rem, sub)
+    out = f"{date.isoformat()}T{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+    if sub > 1:
+        out += "." + str(frac).zfill(len(str(sub)) - 1)
+    return out
+
+
 def value_text(t, v):
-    """A coordinate (decoded) as data.csv writes it."""
+    """A coordinate (decoded) as data.csv writes it: datetimes as ISO for
+    even values, as the raw count for odd ones (both forms resolve)."""
+    if t.startswith("DATETIME_") and v % 2 == 0 and iso_text(t, v):
+        return iso_text(t, v)
     if isinstance(v, bytes):
         return escape_value(v)
     if isinstance(v, float):
