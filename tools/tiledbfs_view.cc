@@ -1,4 +1,4 @@
-// tiledbfs-view [--key-file F] [--timestamp T] ARRAY [PATH]
+// tiledbfs-view [--key-file F] [--timestamp T] [--stats] ARRAY [PATH]
 //
 // Renders the tiledbfs namespace of an array or group without FUSE: lists a
 // directory (one name per line, directories with a trailing '/') or writes a
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/read/tile_source.h"
 #include "fusefs/model/instant.h"
 #include "fusefs/model/key_file.h"
 #include "fusefs/model/tree.h"
@@ -16,12 +17,28 @@
 namespace {
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: tiledbfs-view [--key-file FILE] [--timestamp T] ARRAY_OR_GROUP [PATH]\n"
-               "  lists the directory PATH of the tiledbfs namespace, one name per line,\n"
-               "  or writes the file PATH to stdout. T: milliseconds or ISO 8601 (UTC).\n");
+  std::fprintf(
+      stderr,
+      "usage: tiledbfs-view [--key-file FILE] [--timestamp T] [--stats] ARRAY_OR_GROUP "
+      "[PATH]\n"
+      "  lists the directory PATH of the tiledbfs namespace, one name per line,\n"
+      "  or writes the file PATH to stdout. T: milliseconds or ISO 8601 (UTC).\n"
+      "  --stats: at exit, the tiles decoded and stored bytes they came from, on stderr.\n");
   return 2;
 }
+
+// Prints TileDecodeStats on stderr when it goes out of scope, if asked.
+struct StatsAtExit {
+  bool on = false;
+  ~StatsAtExit() {
+    if (!on) return;
+    const tiledbfs::core::DecodeStats s = tiledbfs::core::TileDecodeStats();
+    std::fprintf(stderr,
+                 "tiledbfs-view: decoded %llu tiles and %llu tile parts from %llu stored bytes\n",
+                 static_cast<unsigned long long>(s.tiles), static_cast<unsigned long long>(s.parts),
+                 static_cast<unsigned long long>(s.stored_bytes));
+  }
+};
 
 }  // namespace
 
@@ -30,9 +47,12 @@ int main(int argc, char** argv) {
   tools::ReexecWithMallocTuning(argv);
   fusefs::TreeOptions options;
   std::vector<std::string> args;
+  StatsAtExit stats;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if ((a == "--key-file" || a == "--timestamp") && i + 1 < argc) {
+    if (a == "--stats") {
+      stats.on = true;
+    } else if ((a == "--key-file" || a == "--timestamp") && i + 1 < argc) {
       std::string v = argv[++i];
       if (a == "--key-file") {
         auto key = fusefs::ReadKeyFile(v);

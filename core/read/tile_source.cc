@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <optional>
 
 #include "core/read/parallel.h"
@@ -151,9 +152,14 @@ Result<TileBytes> ReadTileBytes(const FragmentMetadata& fragment, const TileFile
   return b;
 }
 
+std::atomic<uint64_t> g_tiles{0}, g_parts{0}, g_stored_bytes{0};
+
 // Unfilters the stored bytes of tile `tile`.
 Result<DecodedTile> DecodeTile(const FragmentMetadata& fragment, uint64_t tile, bool encrypted,
                                const TileFiles& f, TileBytes raw) {
+  g_tiles.fetch_add(1, std::memory_order_relaxed);
+  g_stored_bytes.fetch_add(raw.fixed.size() + raw.var.size() + raw.validity.size(),
+                           std::memory_order_relaxed);
   const FieldShape& shape = f.shape;
   const ArraySchema& schema = fragment.schema();
   const std::string& file = f.fixed.file;
@@ -205,6 +211,11 @@ Result<DecodedTile> DecodeTile(const FragmentMetadata& fragment, uint64_t tile, 
 }
 
 }  // namespace
+
+DecodeStats TileDecodeStats() {
+  return {g_tiles.load(std::memory_order_relaxed), g_parts.load(std::memory_order_relaxed),
+          g_stored_bytes.load(std::memory_order_relaxed)};
+}
 
 Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
                              bool encrypted) {
@@ -344,12 +355,16 @@ Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, 
     }
     ASSIGN_OR_RETURN(ByteVec raw,
                      ReadRange(fragment, file, {loc.offset + rec_from, rec_to - rec_from}));
+    g_parts.fetch_add(1, std::memory_order_relaxed);
+    g_stored_bytes.fetch_add(raw.size(), std::memory_order_relaxed);
     ctx.file_offset = loc.offset + rec_from;
     ASSIGN_OR_RETURN(
         bytes, UnfilterChunkRecords(*shape.filters, raw, std::span(m).subspan(a, b - a), ctx));
     start = m[a].unfiltered_offset;
   } else {
     ASSIGN_OR_RETURN(ByteVec raw, ReadRange(fragment, file, loc));
+    g_parts.fetch_add(1, std::memory_order_relaxed);
+    g_stored_bytes.fetch_add(raw.size(), std::memory_order_relaxed);
     ASSIGN_OR_RETURN(bytes,
                      UnfilterTileRange(*shape.filters, raw, ctx, from * cs, to * cs, &start));
     if (map != nullptr) {

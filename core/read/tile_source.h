@@ -49,6 +49,17 @@ FieldShape ShapeOf(const FragmentMetadata& fragment, FieldRef field);
 Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
                              bool encrypted);
 
+// What this process has unfiltered since it started: whole tiles, parts of
+// tiles (ReadTilePart), and the stored bytes they came from. For benchmarks
+// and tools (tiledbfs-view --stats): a slice or diff must decode only the
+// tiles it needs.
+struct DecodeStats {
+  uint64_t tiles = 0;
+  uint64_t parts = 0;
+  uint64_t stored_bytes = 0;
+};
+DecodeStats TileDecodeStats();
+
 // One tile of ReadTiles.
 struct TileRequest {
   const FragmentMetadata* fragment = nullptr;
