@@ -11,8 +11,8 @@
 #   BENCH_RSS_TIMEOUT=S bound on each reader of the RSS benchmark (default 120)
 #   TILEDBFS_BUILD=DIR  a build to use as it is (default: build-release/, built here in
 #                       Release mode)
-#   BENCH_TARGETS="4 5" the targets to run (default all: 1 2 3 4 5; 1-3 run together, as
-#                       2 and 3 take their baselines from 1's array)
+#   BENCH_TARGETS="4 5" the targets to run (default all: 1 2 3 4 5 6 7; 1-3 run together,
+#                       as 2 and 3 take their baselines from 1's array; 6: slices, 7: diffs)
 # Needs /dev/fuse. Installs hyperfine and zstd with apt when missing. Uses TileDB's own
 # reader (../shared/oracle) when present, for comparison only.
 set -euo pipefail
@@ -22,7 +22,7 @@ dir=${1:-/tmp/tiledbfs-bench}
 scale=${BENCH_SCALE:-1024}
 runs=${BENCH_RUNS:-5}
 rss_cache=${BENCH_CACHE:-256M}
-targets=${BENCH_TARGETS:-1 2 3 4 5}
+targets=${BENCH_TARGETS:-1 2 3 4 5 6 7}
 want() {  # true if any of the targets given is asked for
   local t
   for t in "$@"; do [[ " $targets " == *" $t "* ]] && return 0; done
@@ -403,6 +403,105 @@ for name in frags10k_meta frags10k; do
 done
 echo
 
+fi
+
+# ---- (6) slices, (7) diffs (issues 39, 40) -------------------------------------------------
+# Tiles decoded come from an in-process read (tiledbfs-view --stats: exact counts); times
+# from a fresh mount per run, as a user's first read.
+decoded() {  # ARRAY PATH -> "tiles parts stored_bytes" decoded by an in-process read of PATH
+  "$bin/tiledbfs-view" --stats "$1" "$2" 2>&1 >/dev/null |
+    sed -n 's/.*decoded \([0-9]*\) tiles and \([0-9]*\) tile parts from \([0-9]*\) stored bytes/\1 \2 \3/p'
+}
+cold_cat() {  # ARRAY JSON PATH... : hyperfine of cat PATH... on a fresh mount per run
+  local array=$1 json=$2
+  shift 2
+  local files=""
+  for f in "$@"; do files="$files '$mnt/$f'"; done
+  hyperfine -N --style none --runs "$runs" --export-json "$json" \
+    --prepare "bash -c 'fusermount3 -u $mnt 2>/dev/null; $bin/tiledbfs $array $mnt'" \
+    "bash -c \"cat $files > /dev/null\"" >/dev/null
+  fusermount3 -u "$mnt" 2>/dev/null || true
+}
+last_two() {  # ARRAY -> the names of its last two instants in history/
+  "$bin/tiledbfs-view" "$1" history | tr -d / | tail -n 2 | paste -sd ' '
+}
+newest_fragment() {  # ARRAY -> the fragment with the latest end timestamp
+  "$bin/tiledbfs-view" "$1" fragments | tr -d / | sort -t_ -k3,3n | tail -n 1
+}
+
+if want 6; then
+echo "(6) slices                                                   time ms   tiles   ratio"
+d1=$dir/dense1
+read -r full_tiles _ _ < <(decoded "$d1" attributes/a.bin)
+hyperfine -N --style none --runs "$runs" --export-json "$work/s_full.json" \
+  "$bin/tiledbfs-view $d1 attributes/a.bin" >/dev/null
+read -r tfull _ < <(hf_mean "$work/s_full.json" 0)
+tile_s=$(python3 -c "print($tfull/$full_tiles)")
+s1='slice/r=0..511,c=0..255/attributes/a.bin'
+read -r n1 p1 _ < <(decoded "$d1" "$s1")
+cold_cat "$d1" "$work/s1.json" "$s1"
+read -r t1 t1_sd < <(hf_mean "$work/s1.json" 0)
+printf '    dense1, one tile (%s), fresh mount\n' "$s1"
+printf '                                                        %8s %7s   %s x one tile decode (target <= 2; tiles: target 1)\n' \
+  "$(ms "$t1")" "$n1+$p1" "$(ratio "$t1" "$tile_s")"
+d16=$dir/dense16
+s2='slice/r=512..1023/attributes/a.bin'
+read -r n2 p2 _ < <(decoded "$d16" "$s2")
+cold_cat "$d16" "$work/s2.json" "$s2"
+read -r t2 t2_sd < <(hf_mean "$work/s2.json" 0)
+printf '    dense16, one tile row (%s), fresh mount\n' "$s2"
+printf '                                                        %8s %7s   %s x the decode of those tiles (target <= 2)\n' \
+  "$(ms "$t2")" "$n2+$p2" "$(ratio "$t2" "$(python3 -c "print($tile_s*($n2+$p2))")")"
+s8=$dir/sparse8
+if [ -d "$s8" ]; then
+  s3='slice/r=0..99,c=0..999/data.csv'
+  read -r nf _ _ < <(decoded "$s8" data.csv)
+  read -r n3 _ _ < <(decoded "$s8" "$s3")
+  cold_cat "$s8" "$work/s3_full.json" data.csv
+  cold_cat "$s8" "$work/s3.json" "$s3"
+  read -r tf _ < <(hf_mean "$work/s3_full.json" 0)
+  read -r t3 t3_sd < <(hf_mean "$work/s3.json" 0)
+  fb=$("$bin/tiledbfs-view" "$s8" data.csv | wc -c)
+  sb=$("$bin/tiledbfs-view" "$s8" "$s3" | wc -c)
+  share=$(python3 -c "print($sb/$fb)")
+  printf '    sparse8, %s (%.2f %% of data.csv), fresh mount\n' "$s3" "$(python3 -c "print($share*100)")"
+  printf '                                                        %8s %7s   %s x that share of the full first read (%s ms; target <= 3)\n' \
+    "$(ms "$t3")" "$n3" "$(ratio "$t3" "$(python3 -c "print($tf*$share)")")" "$(ms "$tf")"
+  printf '    tiles read: the slice %s of the full data.csv'"'"'s %s (tiles whose MBRs meet the box)\n' "$n3" "$nf"
+fi
+echo "    (one tile decode = in-process a.bin of dense1 / its $full_tiles tiles = $(ms "$tile_s") ms; stddev ms: $(ms "$t1_sd"), $(ms "$t2_sd"))"
+echo
+fi
+
+if want 7; then
+echo "(7) diffs between the last two instants                      time ms   tiles   ratio"
+for name in dense16 sparse8; do
+  a=$dir/$name
+  [ -d "$a" ] || { echo "    $name: SKIPPED, missing"; continue; }
+  read -r ta tb < <(last_two "$a")
+  frag=$(newest_fragment "$a")
+  dd="diff/$ta..$tb"
+  read -r nd pd _ < <(decoded "$a" "$dd/changed.csv")
+  read -r nfr pfr _ < <(decoded "$a" "fragments/$frag/data.csv")
+  cold_cat "$a" "$work/d_$name.json" "$dd/summary.json" "$dd/added.csv" "$dd/removed.csv" "$dd/changed.csv"
+  cold_cat "$a" "$work/f_$name.json" "fragments/$frag/data.csv"
+  read -r td td_sd < <(hf_mean "$work/d_$name.json" 0)
+  read -r tfr tfr_sd < <(hf_mean "$work/f_$name.json" 0)
+  printf '    %-8s %s: its four files, fresh mount\n' "$name" "$dd"
+  printf '                                                        %8s %7s   %s x fragments/<newest>/data.csv (%s ms, %s tiles; target <= 3)\n' \
+    "$(ms "$td")" "$((nd + pd))" "$(ratio "$td" "$tfr")" "$(ms "$tfr")" "$((nfr + pfr))"
+done
+fk=$dir/frags10k
+if [ -d "$fk" ]; then
+  read -r ta tb < <("$bin/tiledbfs-view" "$fk" history | tr -d / | sed -n '5000,5001p' | paste -sd ' ')
+  frag=$("$bin/tiledbfs-view" "$fk" fragments | tr -d / | sort -t_ -k3,3n | sed -n '5000p')
+  read -r nd pd _ < <(decoded "$fk" "diff/$ta..$tb/changed.csv")
+  ft=$("$bin/tiledbfs-view" "$fk" "fragments/$frag/fragment.json" | python3 -c "import json,sys; print(json.load(sys.stdin)['tile_count'])")
+  nf=$("$bin/tiledbfs-view" "$fk" schema.json | python3 -c "import json,sys; s=json.load(sys.stdin); print(len(s['dims'])+len(s['attrs']))")
+  printf '    frags10k diff/%s..%s (adjacent): %s tiles decoded; its new fragment holds %s tile(s) x %s fields = %s (target: equal)\n' \
+    "$ta" "$tb" "$((nd + pd))" "$ft" "$nf" "$((ft * nf))"
+fi
+echo
 fi
 
 # ---- (5) data.csv of a sparse array ----------------------------------------------------------
