@@ -336,9 +336,12 @@ Result<std::shared_ptr<ArrayTree::Scope>> ArrayTree::SliceScope(const Scope& par
 Result<std::shared_ptr<const DiffFiles>> ArrayTree::Diff(const Scope& scope) {
   const std::string key = scope.key + "files";
   if (auto hit = diffs_.Get(key)) return hit;
-  // One computation per diff: a second caller waits for the first.
+  // One computation per diff: a second caller waits for the first. The
+  // last one is kept whatever its size (a `cat` of its four files, or a
+  // stat then a read, must not compute it again).
   std::lock_guard<std::mutex> lock(diff_mu_);
   if (auto hit = diffs_.Get(key)) return hit;
+  if (last_diff_.first == key) return last_diff_.second;
   const auto [t1, t2] = *scope.diff;
   DiffSide from, to;
   ASSIGN_OR_RETURN(from.view, scope.array->ViewAt(static_cast<uint64_t>(t1)));
@@ -351,6 +354,7 @@ Result<std::shared_ptr<const DiffFiles>> ArrayTree::Diff(const Scope& scope) {
   ASSIGN_OR_RETURN(DiffFiles files, ComputeDiff(from, to, log));
   auto ptr = std::make_shared<const DiffFiles>(std::move(files));
   diffs_.Put(key, ptr, ptr->footprint());
+  last_diff_ = {key, ptr};
   return std::shared_ptr<const DiffFiles>(ptr);
 }
 
@@ -677,10 +681,10 @@ Result<std::shared_ptr<const std::string>> ArrayTree::Render(const Scope& scope,
   if (scope.diff) {
     if (rest.size() != 1) return not_found();
     ASSIGN_OR_RETURN(std::shared_ptr<const DiffFiles> d, Diff(scope));
-    if (rest[0] == "summary.json") return std::make_shared<const std::string>(d->summary_json);
-    if (rest[0] == "added.csv") return std::make_shared<const std::string>(d->added_csv);
-    if (rest[0] == "removed.csv") return std::make_shared<const std::string>(d->removed_csv);
-    if (rest[0] == "changed.csv") return std::make_shared<const std::string>(d->changed_csv);
+    if (rest[0] == "summary.json") return d->summary_json;
+    if (rest[0] == "added.csv") return d->added_csv;
+    if (rest[0] == "removed.csv") return d->removed_csv;
+    if (rest[0] == "changed.csv") return d->changed_csv;
     return not_found();
   }
 

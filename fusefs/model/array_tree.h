@@ -132,6 +132,7 @@ class ArrayTree final : public Tree {
   // diff/<T1>..<T2>/ files by scope key (bytes), computed under diff_mu_.
   LruCache<DiffFiles> diffs_{64 << 20};
   std::mutex diff_mu_;
+  std::pair<std::string, std::shared_ptr<const DiffFiles>> last_diff_;  // (diff_mu_)
   std::atomic<uint64_t> layout_passes_{0};
   // Layout passes under way, by cache key (under mu_).
   struct PendingLayout {

@@ -29,18 +29,6 @@ constexpr size_t kMaxRegions = 16;
 
 using Box = std::vector<std::pair<I128, I128>>;  // integer dimensions only (dense)
 
-// One box of the change, read from both views.
-struct Region {
-  std::shared_ptr<const core::ArrayView> from, to;
-  std::vector<core::Column> from_cols, to_cols;  // by the side's CsvFields order
-};
-
-// A row of an output file: region, cell in `from` and cell in `to` (-1: none).
-struct Row {
-  size_t region = 0;
-  int64_t from = -1, to = -1;
-};
-
 std::vector<std::string> FieldsOf(const core::ArraySchema& s) {
   std::vector<std::string> out;
   for (const auto& d : s.dimensions) out.push_back(d.name);
@@ -63,18 +51,6 @@ std::vector<std::pair<size_t, size_t>> CommonAttributes(const core::ArraySchema&
     }
   }
   return out;
-}
-
-// The coordinates of cell i as one string (var values length-prefixed).
-void AppendKey(std::string& key, const std::vector<core::Column>& cols, size_t dims, uint64_t i) {
-  for (size_t d = 0; d < dims; ++d) {
-    core::Bytes v = cols[d].cell(i);
-    if (cols[d].var()) {
-      const uint64_t n = v.size();
-      key.append(reinterpret_cast<const char*>(&n), sizeof(n));
-    }
-    key.append(reinterpret_cast<const char*>(v.data()), v.size());
-  }
 }
 
 bool SameCell(const core::Column& a, uint64_t i, const core::Column& b, uint64_t j) {
@@ -205,44 +181,104 @@ Result<std::optional<std::vector<core::Subarray>>> ChangedBoxes(const DiffSide& 
   return Boxes(std::move(boxes));
 }
 
-// Appends the rows `rows` (cells of each region's `from` or `to` columns,
-// as `to_side` says) through each region's CsvTable, consecutive cells of
-// one region as one run: data.csv's own fast path.
-Status AppendRowsOf(std::string& out, const std::vector<Region>& regions,
-                    const std::vector<Row>& rows, bool to_side,
-                    const std::vector<const core::Enumeration*>& enums) {
-  std::vector<std::optional<CsvTable>> tables(regions.size());
-  for (size_t i = 0; i < rows.size();) {
-    const size_t k = rows[i].region;
-    const uint64_t first = static_cast<uint64_t>(to_side ? rows[i].to : rows[i].from);
-    size_t j = i + 1;
-    while (j < rows.size() && rows[j].region == k &&
-           static_cast<uint64_t>(to_side ? rows[j].to : rows[j].from) == first + (j - i)) {
-      ++j;
-    }
-    if (!tables[k]) {
-      const auto& cols = to_side ? regions[k].to_cols : regions[k].from_cols;
-      std::vector<CsvColumn> columns;
-      for (size_t c = 0; c < cols.size(); ++c) columns.push_back({&cols[c], enums[c]});
-      ASSIGN_OR_RETURN(CsvTable t, CsvTable::Make(std::move(columns), false));
-      tables[k] = std::move(t);
-    }
-    tables[k]->AppendRows(out, first, first + (j - i));
-    i = j;
-  }
-  return core::Ok();
-}
+// Cells read per field at a time: a diff's memory does not grow with the
+// boxes it compares.
+constexpr uint64_t kChunkCells = uint64_t{1} << 20;
 
-// Reads every field of `view` (in FieldsOf order).
-Result<std::vector<core::Column>> ReadAll(const core::ArrayView& view) {
+// A view's fields `names` read forward a chunk at a time.
+class Cursor {
+ public:
+  Cursor(std::shared_ptr<const core::ArrayView> view, std::vector<std::string> names, uint64_t n)
+      : view_(std::move(view)), names_(std::move(names)), n_(n) {}
+  uint64_t size() const { return n_; }
+  // Makes cell i (ascending calls; i < size()) readable through cell().
+  Status Load(uint64_t i) {
+    if (loaded_ && i >= first_ && i < first_ + count_) return core::Ok();
+    first_ = i;
+    count_ = std::min(kChunkCells, n_ - i);
+    cols_.clear();
+    for (const std::string& f : names_) {
+      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(f, first_, count_, &state_));
+      cols_.push_back(std::move(c));
+    }
+    loaded_ = true;
+    return core::Ok();
+  }
+  const core::Column& col(size_t f) const { return cols_[f]; }
+  uint64_t at(uint64_t i) const { return i - first_; }
+
+ private:
+  std::shared_ptr<const core::ArrayView> view_;
+  std::vector<std::string> names_;
+  uint64_t n_;
+  core::ReadState state_;
+  bool loaded_ = false;
+  uint64_t first_ = 0, count_ = 0;
+  std::vector<core::Column> cols_;
+};
+
+// Cells [first, first + count) of every field of `names`.
+Result<std::vector<core::Column>> ReadRun(const core::ArrayView& view,
+                                          const std::vector<std::string>& names, uint64_t first,
+                                          uint64_t count, core::ReadState* state) {
   std::vector<core::Column> out;
-  for (const std::string& f : FieldsOf(view.schema())) {
-    ASSIGN_OR_RETURN(core::Column c, view.ReadField(f));
+  for (const std::string& f : names) {
+    ASSIGN_OR_RETURN(core::Column c, view.ReadFieldRange(f, first, count, state));
     out.push_back(std::move(c));
   }
   return out;
 }
 
+// <0, 0, >0: cell i of `a` against cell j of `b` in row-major order of
+// their first `dims` columns (a tie of values with other bytes, -0.0 and
+// 0.0, by bytes).
+int CompareCoords(const core::ArraySchema& s, const std::vector<const core::Column*>& a, uint64_t i,
+                  const std::vector<const core::Column*>& b, uint64_t j) {
+  for (size_t d = 0; d < s.dimensions.size(); ++d) {
+    const int c = core::CompareValues(s.dimensions[d].type, a[d]->cell(i), b[d]->cell(j));
+    if (c != 0) return c;
+  }
+  for (size_t d = 0; d < s.dimensions.size(); ++d) {
+    core::Bytes x = a[d]->cell(i), y = b[d]->cell(j);
+    const int c = x.size() == y.size() ? (x.empty() ? 0 : std::memcmp(x.data(), y.data(), x.size()))
+                                       : (x.size() < y.size() ? -1 : 1);
+    if (c != 0) return c;
+  }
+  return 0;
+}
+
+// A row of an output file: the cell in `from` and in `to` (-1: none) of one
+// region; where several regions' rows interleave (sparse), `coords` indexes
+// its coordinates (CoordsKey) in a list beside the rows.
+struct Row {
+  uint32_t region = 0;
+  uint32_t coords = 0;
+  int64_t from = -1, to = -1;
+};
+
+std::string CoordsKey(const std::vector<const core::Column*>& cols, size_t dims, uint64_t i) {
+  std::string key;
+  for (size_t d = 0; d < dims; ++d) {
+    core::Bytes v = cols[d]->cell(i);
+    const uint64_t n = v.size();
+    key.append(reinterpret_cast<const char*>(&n), sizeof(n));
+    key.append(reinterpret_cast<const char*>(v.data()), v.size());
+  }
+  return key;
+}
+
+std::vector<core::Bytes> SplitKey(const std::string& key, size_t dims) {
+  std::vector<core::Bytes> out;
+  size_t p = 0;
+  for (size_t d = 0; d < dims; ++d) {
+    uint64_t n;
+    std::memcpy(&n, key.data() + p, sizeof(n));
+    p += sizeof(n);
+    out.emplace_back(reinterpret_cast<const uint8_t*>(key.data() + p), n);
+    p += n;
+  }
+  return out;
+}
 }  // namespace
 
 std::optional<std::pair<int64_t, int64_t>> ParseDiffName(std::string_view name) {
@@ -264,26 +300,7 @@ Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::str
   const bool dense = s2.dense();
   const bool dups = !dense && s2.allows_dups;
   const auto common = CommonAttributes(s1, s2);
-
-  ASSIGN_OR_RETURN(auto boxes, ChangedBoxes(from, to));
-  if (!boxes) {
-    // Anywhere: the whole views (sparse: no range; dense: both boxes).
-    core::Subarray all(dims);
-    if (dense) {
-      ASSIGN_OR_RETURN(std::vector<core::Range> n1, from.view->NonEmptyDomain());
-      ASSIGN_OR_RETURN(std::vector<core::Range> n2, to.view->NonEmptyDomain());
-      std::vector<core::Subarray> both;
-      for (const auto* n : {&n1, &n2}) {
-        if (n->empty()) continue;
-        core::Subarray sub(dims);
-        for (size_t d = 0; d < dims; ++d) sub[d] = (*n)[d];
-        both.push_back(std::move(sub));
-      }
-      all = both.empty() ? core::Subarray() : Hull(s2, both);
-    }
-    boxes = std::vector<core::Subarray>();
-    if (!all.empty() || !dense) boxes->push_back(std::move(all));
-  }
+  const std::vector<std::string> fields1 = FieldsOf(s1), fields2 = FieldsOf(s2);
 
   Box box1, box2;  // dense: each view's bounding box
   if (dense) {
@@ -292,178 +309,320 @@ Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::str
     box1 = BoxOf(s1, n1);
     box2 = BoxOf(s2, n2);
   }
-
-  DiffFiles files;
-  std::vector<Region> regions;
-  std::vector<Row> added, removed, changed;
-  for (const core::Subarray& sub : *boxes) {
-    Region r;
-    r.from = from.view->WithSubarray(sub);
-    r.to = to.view->WithSubarray(sub);
-    ASSIGN_OR_RETURN(r.from_cols, ReadAll(*r.from));
-    ASSIGN_OR_RETURN(r.to_cols, ReadAll(*r.to));
-    const uint64_t n1 = r.from_cols.empty() ? 0 : r.from_cols[0].cell_count;
-    const uint64_t n2 = r.to_cols.empty() ? 0 : r.to_cols[0].cell_count;
-    files.compared_cells += n1 + n2;
-    const size_t k = regions.size();
-    std::string key;
-    // A cell of an earlier box was classified there (boxes may overlap).
-    auto first_time = [&](const std::vector<core::Column>& cols, uint64_t i) {
-      for (size_t b = 0; b < k; ++b) {
-        if (core::CellIn(s2, (*boxes)[b], [&](size_t d) { return cols[d].cell(i); })) return false;
+  ASSIGN_OR_RETURN(auto changed_boxes, ChangedBoxes(from, to));
+  std::vector<core::Subarray> boxes;
+  if (!changed_boxes) {
+    // Anywhere: the whole views (sparse: no range; dense: both boxes).
+    if (!dense) {
+      boxes.push_back(core::Subarray(dims));
+    } else {
+      std::vector<core::Subarray> both;
+      for (const Box* b : {&box1, &box2}) {
+        if (!b->empty()) both.push_back(SubarrayOf(s2, *b));
       }
-      return true;
-    };
+      if (!both.empty()) boxes.push_back(Hull(s2, both));
+    }
+  } else {
+    boxes = std::move(*changed_boxes);
+  }
+  std::vector<Box> dense_boxes;  // dense: the boxes made disjoint
+  if (dense) {
+    for (const core::Subarray& sub : boxes) {
+      std::vector<core::Range> r;
+      for (const auto& x : sub) r.push_back(*x);
+      std::vector<Box> parts = {BoxOf(s2, r)};
+      for (const Box& earlier : dense_boxes) {
+        std::vector<Box> next;
+        for (Box& p : parts) {
+          for (Box& q : Minus(std::move(p), earlier)) next.push_back(std::move(q));
+        }
+        parts = std::move(next);
+      }
+      for (Box& p : parts) dense_boxes.push_back(std::move(p));
+    }
+    if (dense_boxes.size() > kMaxRegions) {
+      Box hull = dense_boxes[0];
+      for (const Box& b : dense_boxes) {
+        for (size_t d = 0; d < dims; ++d) {
+          hull[d].first = std::min(hull[d].first, b[d].first);
+          hull[d].second = std::max(hull[d].second, b[d].second);
+        }
+      }
+      dense_boxes = {hull};
+    }
+    boxes.clear();
+    for (const Box& b : dense_boxes) boxes.push_back(SubarrayOf(s2, b));
+  }
+  const bool many = boxes.size() > 1;
+
+  // Classification: one pass over each box of both views, a chunk at a time.
+  struct Slices {
+    std::shared_ptr<const core::ArrayView> from, to;
+  };
+  std::vector<Slices> slices;
+  std::vector<Row> added, removed, changed;
+  std::vector<std::string> keys;  // Row::coords (sparse, several boxes)
+  DiffFiles files;
+  std::vector<std::string> cmp1, cmp2;  // dimensions (sparse), then the common attributes
+  if (!dense) {
+    for (const auto& d : s2.dimensions) cmp1.push_back(d.name), cmp2.push_back(d.name);
+  }
+  for (const auto& [a, b] : common) {
+    cmp1.push_back(s1.attributes[a].name);
+    cmp2.push_back(s2.attributes[b].name);
+  }
+  const size_t off = dense ? 0 : dims;  // where the attributes start in cmp1/cmp2
+  for (size_t k = 0; k < boxes.size(); ++k) {
+    Slices sl{from.view->WithSubarray(boxes[k]), to.view->WithSubarray(boxes[k])};
+    ASSIGN_OR_RETURN(uint64_t n1, sl.from->CellCount());
+    ASSIGN_OR_RETURN(uint64_t n2, sl.to->CellCount());
+    files.compared_cells += n1 + n2;
+    Cursor c1(sl.from, cmp1, n1), c2(sl.to, cmp2, n2);
+    const uint32_t region = static_cast<uint32_t>(k);
     auto same_values = [&](uint64_t i, uint64_t j) {
-      for (const auto& [a, b] : common) {
-        if (!SameCell(r.from_cols[dims + a], i, r.to_cols[dims + b], j)) return false;
+      for (size_t a = 0; a < common.size(); ++a) {
+        if (!SameCell(c1.col(off + a), c1.at(i), c2.col(off + a), c2.at(j))) return false;
       }
       return true;
     };
     if (dense) {
-      // Both slices hold every cell of the box, in the same order.
+      // Both slices hold every cell of the box, row-major.
+      const Box& b = dense_boxes[k];
+      std::vector<uint64_t> shape(dims);
+      for (size_t d = 0; d < dims; ++d)
+        shape[d] = static_cast<uint64_t>(b[d].second - b[d].first + 1);
       std::vector<I128> c(dims);
       for (uint64_t i = 0; i < n2 && i < n1; ++i) {
-        if (!first_time(r.to_cols, i)) continue;
-        for (size_t d = 0; d < dims; ++d) {
-          c[d] = core::ToInt128(s2.dimensions[d].type, r.to_cols[d].cell(i));
+        uint64_t rest = i;
+        for (size_t d = dims; d-- > 0;) {
+          c[d] = b[d].first + static_cast<I128>(rest % shape[d]);
+          rest /= shape[d];
         }
         const bool in1 = InBox(box1, c), in2 = InBox(box2, c);
         const int64_t ii = static_cast<int64_t>(i);
         if (in1 && in2) {
-          if (!same_values(i, i)) changed.push_back({k, ii, ii});
+          TRY(c1.Load(i));
+          TRY(c2.Load(i));
+          if (!same_values(i, i)) changed.push_back({region, 0, ii, ii});
         } else if (in2) {
-          added.push_back({k, -1, ii});
+          added.push_back({region, 0, -1, ii});
         } else if (in1) {
-          removed.push_back({k, ii, -1});
+          removed.push_back({region, 0, ii, -1});
         }
-      }
-    } else if (!dups) {
-      std::unordered_map<std::string, uint64_t> at1;
-      for (uint64_t i = 0; i < n1; ++i) {
-        key.clear();
-        AppendKey(key, r.from_cols, dims, i);
-        at1.emplace(key, i);
-      }
-      std::vector<bool> matched(n1, false);
-      for (uint64_t j = 0; j < n2; ++j) {
-        key.clear();
-        AppendKey(key, r.to_cols, dims, j);
-        auto it = at1.find(key);
-        if (!first_time(r.to_cols, j)) {
-          if (it != at1.end()) matched[it->second] = true;
-          continue;
-        }
-        if (it == at1.end()) {
-          added.push_back({k, -1, static_cast<int64_t>(j)});
-          continue;
-        }
-        matched[it->second] = true;
-        if (!same_values(it->second, j)) {
-          changed.push_back({k, static_cast<int64_t>(it->second), static_cast<int64_t>(j)});
-        }
-      }
-      for (uint64_t i = 0; i < n1; ++i) {
-        if (matched[i] || !first_time(r.from_cols, i)) continue;
-        removed.push_back({k, static_cast<int64_t>(i), -1});
       }
     } else {
-      // Whole rows as multisets: coordinates and the compared attributes.
-      auto row_key = [&](const std::vector<core::Column>& cols, uint64_t i, bool is_from) {
-        std::string rk;
-        AppendKey(rk, cols, dims, i);
-        for (const auto& [a, b] : common) {
-          const core::Column& c = cols[dims + (is_from ? a : b)];
-          const bool v = c.valid(i);
-          rk.push_back(v ? '\1' : '\0');
-          core::Bytes bytes = v ? c.cell(i) : core::Bytes();
-          const uint64_t len = bytes.size();
-          rk.append(reinterpret_cast<const char*>(&len), sizeof(len));
-          rk.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-        }
-        return rk;
+      std::vector<const core::Column*> d1(dims), d2(dims);
+      auto bind = [&](Cursor& cur, std::vector<const core::Column*>& d) {
+        for (size_t x = 0; x < dims; ++x) d[x] = &cur.col(x);
       };
-      std::unordered_map<std::string, uint64_t> count1, budget;
-      for (uint64_t i = 0; i < n1; ++i) ++count1[row_key(r.from_cols, i, true)];
-      for (uint64_t j = 0; j < n2; ++j) {
-        if (!first_time(r.to_cols, j)) continue;
-        const std::string rk = row_key(r.to_cols, j, false);
-        auto it = count1.find(rk);
-        if (it != count1.end() && it->second > 0) {
-          --it->second;
-          ++budget[rk];
+      // A cell that an earlier box holds was classified with it.
+      auto earlier = [&](const std::vector<const core::Column*>& d, uint64_t at) {
+        for (size_t e = 0; e < k; ++e) {
+          if (core::CellIn(s2, boxes[e], [&](size_t x) { return d[x]->cell(at); })) return true;
+        }
+        return false;
+      };
+      auto key_of = [&](const std::vector<const core::Column*>& d, uint64_t at) -> uint32_t {
+        if (!many) return 0;
+        keys.push_back(CoordsKey(d, dims, at));
+        return static_cast<uint32_t>(keys.size() - 1);
+      };
+      uint64_t i = 0, j = 0;
+      while (i < n1 || j < n2) {
+        int cmp;
+        if (i < n1) {
+          TRY(c1.Load(i));
+          bind(c1, d1);
+        }
+        if (j < n2) {
+          TRY(c2.Load(j));
+          bind(c2, d2);
+        }
+        if (i >= n1) {
+          cmp = 1;
+        } else if (j >= n2) {
+          cmp = -1;
         } else {
-          added.push_back({k, -1, static_cast<int64_t>(j)});
+          cmp = CompareCoords(s2, d1, c1.at(i), d2, c2.at(j));
+        }
+        if (cmp < 0) {
+          if (!earlier(d1, c1.at(i))) {
+            removed.push_back({region, key_of(d1, c1.at(i)), static_cast<int64_t>(i), -1});
+          }
+          ++i;
+        } else if (cmp > 0) {
+          if (!earlier(d2, c2.at(j))) {
+            added.push_back({region, key_of(d2, c2.at(j)), -1, static_cast<int64_t>(j)});
+          }
+          ++j;
+        } else if (!dups) {
+          if (!earlier(d2, c2.at(j)) && !same_values(i, j)) {
+            changed.push_back(
+                {region, key_of(d2, c2.at(j)), static_cast<int64_t>(i), static_cast<int64_t>(j)});
+          }
+          ++i, ++j;
+        } else {
+          // Duplicates: the cells at these coordinates on both sides, as
+          // multisets of their compared values.
+          const std::string coords = CoordsKey(d2, dims, c2.at(j));
+          const uint32_t coords_at = key_of(d2, c2.at(j));
+          const bool skip = earlier(d2, c2.at(j));
+          auto value_key = [&](Cursor& cur, uint64_t at) {
+            std::string vk;
+            for (size_t a = 0; a < common.size(); ++a) {
+              const core::Column& col = cur.col(off + a);
+              const bool v = col.valid(at);
+              core::Bytes bytes = v ? col.cell(at) : core::Bytes();
+              const uint64_t n = bytes.size();
+              vk.push_back(v ? '\1' : '\0');
+              vk.append(reinterpret_cast<const char*>(&n), sizeof(n));
+              vk.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+            }
+            return vk;
+          };
+          std::vector<std::pair<std::string, uint64_t>> g1, g2;
+          while (i < n1) {
+            TRY(c1.Load(i));
+            bind(c1, d1);
+            if (CoordsKey(d1, dims, c1.at(i)) != coords) break;
+            g1.emplace_back(value_key(c1, c1.at(i)), i);
+            ++i;
+          }
+          while (j < n2) {
+            TRY(c2.Load(j));
+            bind(c2, d2);
+            if (CoordsKey(d2, dims, c2.at(j)) != coords) break;
+            g2.emplace_back(value_key(c2, c2.at(j)), j);
+            ++j;
+          }
+          if (skip) continue;
+          std::map<std::string, int64_t> left;
+          for (const auto& g : g1) ++left[g.first];
+          std::map<std::string, int64_t> matched;
+          for (const auto& [vk, at] : g2) {
+            if (left[vk] > 0) {
+              --left[vk];
+              ++matched[vk];
+            } else {
+              added.push_back({region, coords_at, -1, static_cast<int64_t>(at)});
+            }
+          }
+          for (const auto& [vk, at] : g1) {
+            if (matched[vk] > 0) {
+              --matched[vk];
+            } else {
+              removed.push_back({region, coords_at, static_cast<int64_t>(at), -1});
+            }
+          }
         }
       }
-      for (uint64_t i = 0; i < n1; ++i) {
-        if (!first_time(r.from_cols, i)) continue;
-        const std::string rk = row_key(r.from_cols, i, true);
-        auto it = budget.find(rk);
-        if (it != budget.end() && it->second > 0) {
-          --it->second;
-        } else {
-          removed.push_back({k, static_cast<int64_t>(i), -1});
-        }
+    }
+    slices.push_back(std::move(sl));
+  }
+
+  // Row-major order of coordinates across boxes (one box is in order already).
+  if (many) {
+    auto dense_coords = [&](const Row& r, std::vector<I128>& c) {
+      const Box& b = dense_boxes[r.region];
+      uint64_t rest = static_cast<uint64_t>(r.to >= 0 ? r.to : r.from);
+      for (size_t d = dims; d-- > 0;) {
+        const uint64_t extent = static_cast<uint64_t>(b[d].second - b[d].first + 1);
+        c[d] = b[d].first + static_cast<I128>(rest % extent);
+        rest /= extent;
       }
-    }
-    regions.push_back(std::move(r));
+    };
+    auto less = [&](const Row& x, const Row& y) {
+      if (dense) {
+        std::vector<I128> a(dims), b(dims);
+        dense_coords(x, a);
+        dense_coords(y, b);
+        return a < b;
+      }
+      const auto a = SplitKey(keys[x.coords], dims), b = SplitKey(keys[y.coords], dims);
+      for (size_t d = 0; d < dims; ++d) {
+        const int c = core::CompareValues(s2.dimensions[d].type, a[d], b[d]);
+        if (c != 0) return c < 0;
+      }
+      return false;
+    };
+    for (auto* rows : {&added, &removed, &changed})
+      std::stable_sort(rows->begin(), rows->end(), less);
   }
 
-  // Row-major order of coordinates across regions (one region is in order already).
-  auto coords_less = [&](const Row& x, const Row& y) {
-    const auto& cx = x.to >= 0 ? regions[x.region].to_cols : regions[x.region].from_cols;
-    const auto& cy = y.to >= 0 ? regions[y.region].to_cols : regions[y.region].from_cols;
-    const uint64_t ix = static_cast<uint64_t>(x.to >= 0 ? x.to : x.from);
-    const uint64_t iy = static_cast<uint64_t>(y.to >= 0 ? y.to : y.from);
-    for (size_t d = 0; d < dims; ++d) {
-      const int c = core::CompareValues(s2.dimensions[d].type, cx[d].cell(ix), cy[d].cell(iy));
-      if (c != 0) return c < 0;
-    }
-    return false;
-  };
-  if (regions.size() > 1) {
-    for (auto* rows : {&added, &removed, &changed}) {
-      std::stable_sort(rows->begin(), rows->end(), coords_less);
-    }
-  }
-
-  // The files.
+  // Rendering: runs of consecutive cells of one box, read once more (the
+  // tiles are still held) and written through data.csv's CsvTable.
   const std::vector<core::Enumeration> none;
-  const auto& e1 = from.enums ? *from.enums : none;
-  const auto& e2 = to.enums ? *to.enums : none;
-  auto enums_of = [](const core::ArraySchema& s, const std::vector<core::Enumeration>& e) {
+  auto enums_of = [&](const core::ArraySchema& s, const DiffSide& side) {
     std::vector<const core::Enumeration*> out;
-    for (const auto& f : FieldsOf(s)) out.push_back(EnumerationFor(s, e, f));
+    for (const auto& f : FieldsOf(s))
+      out.push_back(EnumerationFor(s, side.enums ? *side.enums : none, f));
     return out;
   };
-  const auto enums1 = enums_of(s1, e1), enums2 = enums_of(s2, e2);
-  std::string scratch;
-  files.added_csv = CsvHeaderLine(FieldsOf(s2));
-  TRY(AppendRowsOf(files.added_csv, regions, added, true, enums2));
-  files.removed_csv = CsvHeaderLine(FieldsOf(s1));
-  TRY(AppendRowsOf(files.removed_csv, regions, removed, false, enums1));
+  const auto enums1 = enums_of(s1, from), enums2 = enums_of(s2, to);
+  std::vector<core::ReadState> states1(slices.size()), states2(slices.size());
+  auto render = [&](std::string& out, const std::vector<Row>& rows, bool to_side) -> Status {
+    const auto& names = to_side ? fields2 : fields1;
+    const auto& enums = to_side ? enums2 : enums1;
+    for (size_t i = 0; i < rows.size();) {
+      const uint32_t k = rows[i].region;
+      const uint64_t first = static_cast<uint64_t>(to_side ? rows[i].to : rows[i].from);
+      size_t j = i + 1;
+      while (j < rows.size() && rows[j].region == k &&
+             static_cast<uint64_t>(to_side ? rows[j].to : rows[j].from) == first + (j - i)) {
+        ++j;
+      }
+      const auto& view = to_side ? slices[k].to : slices[k].from;
+      for (uint64_t at = first; at < first + (j - i); at += kChunkCells) {
+        const uint64_t n = std::min(kChunkCells, first + (j - i) - at);
+        ASSIGN_OR_RETURN(std::vector<core::Column> cols,
+                         ReadRun(*view, names, at, n, to_side ? &states2[k] : &states1[k]));
+        std::vector<CsvColumn> columns;
+        for (size_t c = 0; c < cols.size(); ++c) columns.push_back({&cols[c], enums[c]});
+        ASSIGN_OR_RETURN(CsvTable t, CsvTable::Make(std::move(columns), false));
+        t.AppendRows(out, 0, n);
+      }
+      i = j;
+    }
+    return core::Ok();
+  };
+  std::string added_csv = CsvHeaderLine(fields2);
+  TRY(render(added_csv, added, true));
+  std::string removed_csv = CsvHeaderLine(fields1);
+  TRY(render(removed_csv, removed, false));
   std::vector<std::string> changed_fields;
   for (const auto& d : s2.dimensions) changed_fields.push_back(d.name);
+  std::vector<std::string> names1, names2;  // the compared attributes
   for (const auto& [a, b] : common) {
     changed_fields.push_back(s2.attributes[b].name + ":before");
     changed_fields.push_back(s2.attributes[b].name + ":after");
+    names1.push_back(s1.attributes[a].name);
+    names2.push_back(s2.attributes[b].name);
   }
-  files.changed_csv = CsvHeaderLine(changed_fields);
-  for (const Row& row : changed) {
-    const Region& r = regions[row.region];
-    std::string& out = files.changed_csv;
-    for (size_t d = 0; d < dims; ++d) {
-      if (d) out.push_back(',');
-      AppendCsvCell(out, r.to_cols[d], row.to, nullptr, scratch);
+  std::vector<std::string> dim_names(fields2.begin(),
+                                     fields2.begin() + static_cast<ptrdiff_t>(dims));
+  std::string changed_csv = CsvHeaderLine(changed_fields);
+  for (size_t i = 0; i < changed.size();) {
+    const Row& r = changed[i];
+    size_t j = i + 1;
+    while (j < changed.size() && changed[j].region == r.region &&
+           changed[j].from == r.from + static_cast<int64_t>(j - i) &&
+           changed[j].to == r.to + static_cast<int64_t>(j - i)) {
+      ++j;
     }
-    for (const auto& [a, b] : common) {
-      out.push_back(',');
-      AppendCsvCell(out, r.from_cols[dims + a], row.from, enums1[dims + a], scratch);
-      out.push_back(',');
-      AppendCsvCell(out, r.to_cols[dims + b], row.to, enums2[dims + b], scratch);
+    const Slices& sl = slices[r.region];
+    const uint64_t n = j - i;
+    ASSIGN_OR_RETURN(auto coords, ReadRun(*sl.to, dim_names, r.to, n, &states2[r.region]));
+    ASSIGN_OR_RETURN(auto before, ReadRun(*sl.from, names1, r.from, n, &states1[r.region]));
+    ASSIGN_OR_RETURN(auto after, ReadRun(*sl.to, names2, r.to, n, &states2[r.region]));
+    std::vector<CsvColumn> columns;
+    for (const auto& c : coords) columns.push_back({&c, nullptr});
+    for (size_t a = 0; a < common.size(); ++a) {
+      columns.push_back({&before[a], enums1[dims + common[a].first]});
+      columns.push_back({&after[a], enums2[dims + common[a].second]});
     }
-    out.push_back('\n');
+    ASSIGN_OR_RETURN(CsvTable t, CsvTable::Make(std::move(columns), false));
+    t.AppendRows(changed_csv, 0, n);
+    i = j;
   }
 
   const int64_t lo = std::min(from.instant, to.instant), hi = std::max(from.instant, to.instant);
@@ -473,8 +632,7 @@ Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::str
     size_t end = log.find('\n', start);
     if (end == std::string_view::npos) end = log.size();
     std::string_view line = log.substr(start, end - start);
-    const size_t sp = line.find(' ');
-    std::optional<int64_t> at = ParseInstant(line.substr(0, sp));
+    std::optional<int64_t> at = ParseInstant(line.substr(0, line.find(' ')));
     if (at && *at > lo && *at <= hi) events.push_back(std::string(line));
     start = end + 1;
   }
@@ -489,7 +647,11 @@ Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::str
   j["schema_changed"] = s1.name != s2.name;
   j["events"] = std::move(events);
   j["compared_cells"] = files.compared_cells;
-  files.summary_json = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  files.summary_json = std::make_shared<const std::string>(
+      j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  files.added_csv = std::make_shared<const std::string>(std::move(added_csv));
+  files.removed_csv = std::make_shared<const std::string>(std::move(removed_csv));
+  files.changed_csv = std::make_shared<const std::string>(std::move(changed_csv));
   return files;
 }
 

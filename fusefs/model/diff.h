@@ -35,13 +35,11 @@ struct DiffSide {
 };
 
 struct DiffFiles {
-  std::string summary_json;
-  std::string added_csv;
-  std::string removed_csv;
-  std::string changed_csv;
+  std::shared_ptr<const std::string> summary_json, added_csv, removed_csv, changed_csv;
   uint64_t compared_cells = 0;  // cells of both views read to find the change
   uint64_t footprint() const {
-    return summary_json.size() + added_csv.size() + removed_csv.size() + changed_csv.size() + 256;
+    return summary_json->size() + added_csv->size() + removed_csv->size() + changed_csv->size() +
+           256;
   }
 };
 
