@@ -73,7 +73,16 @@ std::shared_ptr<const ArrayView> ArrayView::WithIndexWindow(uint64_t cells) cons
 
 std::shared_ptr<const ArrayView> ArrayView::WithSubarray(Subarray subarray) const {
   ViewInputs in = Inputs();
-  in.subarray = std::move(subarray);
+  // A sparse box holding every fragment's cells is the whole view: its own
+  // paths (packed index, windows) then serve it, not the generic one.
+  bool everything = !schema_->dense();
+  for (const auto& f : in.fragments) {
+    if (!everything) break;
+    const FragmentFooter& ft = f->footer();
+    everything = f->tile_num() == 0 ||
+                 (!ft.null_non_empty_domain && BoxWithin(*schema_, subarray, ft.non_empty_domain));
+  }
+  if (!everything) in.subarray = std::move(subarray);
   return std::make_shared<const ArrayView>(schema_, std::move(in), instant_, cache_);
 }
 

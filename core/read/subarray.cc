@@ -25,4 +25,19 @@ bool BoxMeets(const ArraySchema& schema, const Subarray& sub, const std::vector<
   return true;
 }
 
+bool BoxWithin(const ArraySchema& schema, const Subarray& sub, const std::vector<Range>& box) {
+  if (box.size() != sub.size()) return false;
+  for (size_t d = 0; d < sub.size(); ++d) {
+    if (!sub[d]) continue;
+    const Dimension& dim = schema.dimensions[d];
+    const size_t size = dim.var() ? 0 : DatatypeSize(dim.type);
+    if (size != 0 && (box[d].lo.size() != size || box[d].hi.size() != size)) return false;
+    if (!RangeHolds(dim, *sub[d], Bytes(box[d].lo)) ||
+        !RangeHolds(dim, *sub[d], Bytes(box[d].hi))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace tiledbfs::core

@@ -22,6 +22,10 @@ bool RangeHolds(const Dimension& dim, const Range& r, Bytes v);
 // themselves are then checked.
 bool BoxMeets(const ArraySchema& schema, const Subarray& sub, const std::vector<Range>& box);
 
+// Whether the rectangle `box` lies wholly inside the subarray (a box of
+// another dimension count, or with malformed bounds, does not).
+bool BoxWithin(const ArraySchema& schema, const Subarray& sub, const std::vector<Range>& box);
+
 // Whether the cell whose coordinate of dimension d is coord(d) lies in the
 // subarray.
 template <typename CoordOf>
