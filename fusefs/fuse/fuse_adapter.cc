@@ -267,6 +267,8 @@ struct FuseOps {
       auto attr = self.tree_->GetAttr(path);
       if (!attr.ok()) {
         if (attr.error().code() == ErrorCode::kNotFound) {
+          if (IsQueryPath(path))
+            self.Log("cannot look up " + Display(path) + ": " + attr.error().message());
           // A negative entry, cached briefly: even in an immutable folder a
           // name can appear when a consolidation rewrites the view.
           fuse_entry_param e{};
