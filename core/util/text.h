@@ -20,8 +20,9 @@ namespace tiledbfs::core {
 void AppendHex(std::string& out, Bytes b);
 // A code point as UTF-8; surrogates and values past U+10FFFF become U+FFFD.
 void AppendUtf8(std::string& out, uint32_t code_point);
-// Whether the bytes are valid UTF-8 (the rule above). All-ASCII runs are
-// checked 8 bytes at a time.
+// Whether the bytes are valid UTF-8 (the rule above): 16 bytes at a time
+// with SSSE3 where the CPU has it (32 bytes and more), else ASCII runs 8
+// bytes at a time and the rest byte by byte.
 bool ValidUtf8(Bytes b);
 inline bool ValidUtf8(std::string_view s) {
   return ValidUtf8(Bytes(reinterpret_cast<const uint8_t*>(s.data()), s.size()));

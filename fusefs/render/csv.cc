@@ -97,8 +97,9 @@ enum Kind : uint8_t {
   kFloat32,
   kFloat64,
   kBool,
-  kRawText,  // CHAR, STRING_ASCII, STRING_UTF8: the bytes (\xHH where not UTF-8), trailing NULs
-             // dropped
+  // CHAR, STRING_ASCII, STRING_UTF8: the bytes (\xHH where not UTF-8),
+  // trailing NULs dropped
+  kRawText,
 };
 
 Kind KindOf(const core::Column& c, const core::Enumeration* e) {

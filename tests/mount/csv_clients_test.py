@@ -100,20 +100,15 @@ def main():
         print(__doc__)
         return 2
     exe = os.path.join(os.path.abspath(sys.argv[1]), "tiledbfs")
-    c = ml.Checks("mount_csv_clients")
-    if pd is None:
-        c.ok(False, "numpy and pandas are installed (Debian: python3-numpy python3-pandas)")
-        return c.finish()
-    ml.install_signal_cleanup()
-    ml.start_watchdog(840)
-    tmp = ml.TempDir("tiledbfs-clients-")
-    try:
+
+    def body(c, tmp):
+        if pd is None:
+            c.ok(False, "numpy and pandas are installed (Debian: python3-numpy python3-pandas)")
+            return
         for root in sys.argv[2:]:
             check_corpus(c, exe, Corpus(os.path.abspath(root)), tmp)
-    finally:
-        ml.cleanup_all()
-        tmp.remove()
-    return c.finish()
+
+    return ml.run_checks("mount_csv_clients", 840, "tiledbfs-clients-", body)
 
 
 if __name__ == "__main__":

@@ -30,8 +30,6 @@ import csv
 import io
 import json
 import os
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -284,15 +282,12 @@ def main():
     mode, bin_dir, maker = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
     if mode == "mount":
         ml.require_fuse()
-    c = ml.Checks(f"hostile_strings_{mode}")
-    ml.install_signal_cleanup()
-    ml.start_watchdog(540)
-    tmp = ml.TempDir("tiledbfs-hostile-")
-    try:
+
+    def body(c, tmp):
         arrays = tmp.sub("arrays")
         p = ml.run([maker, arrays])
         if not c.eq(p.returncode, 0, f"make_hostile_arrays: {p.stderr.decode('utf-8', 'replace')}"):
-            return c.finish()
+            return
         hostile = [bytes.fromhex(line) for line in p.stdout.decode().split()]
         trees = {}
         for name in ("dense", "sparse"):
@@ -312,10 +307,8 @@ def main():
                 c.ok(ml.unmount(mnt), f"unmount {name}")
         if len(trees) == 2:
             check_forms(c, mode, trees["dense"], trees["sparse"], hostile)
-    finally:
-        ml.cleanup_all()
-        tmp.remove()
-    return c.finish()
+
+    return ml.run_checks(f"hostile_strings_{mode}", 540, "tiledbfs-hostile-", body)
 
 
 if __name__ == "__main__":

@@ -214,6 +214,23 @@ class TempDir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
+def run_checks(name, budget, prefix, body):
+    """The frame of a mount test: Checks named `name`, cleanup on signals,
+    a watchdog of `budget` seconds and a temp folder; runs body(c, tmp) and,
+    however it ends, undoes every mount and removes the folder. Returns the
+    exit status (Checks.finish)."""
+    c = Checks(name)
+    install_signal_cleanup()
+    start_watchdog(budget)
+    tmp = TempDir(prefix)
+    try:
+        body(c, tmp)
+    finally:
+        cleanup_all()
+        tmp.remove()
+    return c.finish()
+
+
 def daemon_pids(marker):
     """PIDs of processes whose command line contains `marker` (a path)."""
     pids = []
