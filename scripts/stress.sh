@@ -56,8 +56,10 @@ for log in "$logs"/*.log; do
   ran=$(grep -c '^\[==========\] .* ran\.' "$log" || true)
   failed=$(grep -c '^\[  FAILED  \] .*(.* ms)$' "$log" || true)
   status=$(tail -n 1 "$log")
-  [ "$ran" -gt 0 ] || [ "$status" != "exit 0" ] || continue
-  echo "  $(basename "$log" .log): $ran iterations, $failed failed test runs, $status"
+  # Binaries with none of the tests selected (0 tests ran) are not listed.
+  if grep -q '^\[==========\] 0 tests from' "$log" && [ "$status" = "exit 0" ]; then continue; fi
+  tests=$(grep -m1 -o '^\[==========\] [0-9]* tests\?' "$log" | grep -o '[0-9]*' || true)
+  echo "  $(basename "$log" .log): $tests tests x $ran iterations, $failed failed test runs, $status"
   if [ "$failed" -gt 0 ] || [ "$status" != "exit 0" ]; then
     rc=1
     grep '^\[  FAILED  \] .*(.* ms)$' "$log" | sort | uniq -c | sed 's/^/    /'
