@@ -160,6 +160,7 @@ void SparseWindows::AheadLoop() const {
     if (ahead_stop_) return;
     const size_t w = ahead_want_;
     ahead_want_ = SIZE_MAX;
+    ahead_building_ = true;
     lock.unlock();
     // A failed build is the reader's to report, when it builds the window
     // itself.
@@ -168,7 +169,15 @@ void SparseWindows::AheadLoop() const {
     } catch (...) {
     }
     lock.lock();
+    ahead_building_ = false;
+    ahead_cv_.notify_all();  // WaitForAhead
   }
+}
+
+void SparseWindows::WaitForAhead() const {
+  std::unique_lock<std::mutex> lock(ahead_mu_);
+  ahead_cv_.wait(lock,
+                 [this] { return ahead_stop_ || (ahead_want_ == SIZE_MAX && !ahead_building_); });
 }
 
 std::pair<uint64_t, uint64_t> SparseWindows::Rows(size_t w) const {

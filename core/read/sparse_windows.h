@@ -83,6 +83,9 @@ class SparseWindows {
   // a window dropped (tests).
   uint64_t builds() const;
   uint64_t reuses() const;
+  // Returns once no window waits to be built in the background or is being
+  // built (tests: what a reader's Locate sent ahead is then done).
+  void WaitForAhead() const;
 
  private:
   SparseWindows() = default;
@@ -133,6 +136,7 @@ class SparseWindows {
   mutable std::condition_variable ahead_cv_;
   mutable std::thread ahead_thread_;
   mutable size_t ahead_want_ = SIZE_MAX;  // the window to build next, if any
+  mutable bool ahead_building_ = false;   // the thread is in Build
   mutable bool ahead_stop_ = false;
 };
 

@@ -146,6 +146,8 @@ void TileCache::AheadWorker() {
   // 900 at 19 (medians of 8, BENCHMARKS.md session 19).
   LowerThreadPriority(kAheadNice);
   std::unique_lock<std::mutex> lock(mu_);
+  ++ahead_lowered_;
+  decoded_.notify_all();  // WaitForAheadWorkers
   for (;;) {
     ahead_ready_.wait(lock, [&] { return stopping_ || !ahead_queue_.empty(); });
     if (stopping_) return;
@@ -197,6 +199,12 @@ void TileCache::AheadWorker() {
 void TileCache::WaitForAhead() {
   std::unique_lock<std::mutex> lock(mu_);
   decoded_.wait(lock, [&] { return ahead_queue_.empty() && ahead_running_ == 0; });
+}
+
+unsigned TileCache::WaitForAheadWorkers() {
+  std::unique_lock<std::mutex> lock(mu_);
+  decoded_.wait(lock, [&] { return stopping_ || ahead_lowered_ == ahead_workers_.size(); });
+  return ahead_lowered_;
 }
 
 uint64_t TileCache::used_bytes() const {

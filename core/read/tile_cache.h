@@ -180,6 +180,9 @@ class TileCache {
   uint64_t ahead_budget() const { return budget_ / 4; }
   // Returns once no tile waits to be decoded ahead or is being (tests).
   void WaitForAhead();
+  // Returns once every thread started to decode ahead runs at its lower
+  // priority; their number (tests: a thread started is not yet running).
+  unsigned WaitForAheadWorkers();
 
   // `fragment` is key.fragment's owner, kept while the tile is cached.
   // Returns the tile to use: the one already cached under `key` if another
@@ -234,7 +237,8 @@ class TileCache {
   // Decoding ahead: tiles waiting, bytes ahead (cached unread + waiting).
   std::deque<AheadTile> ahead_queue_;
   uint64_t ahead_bytes_ = 0;
-  int ahead_running_ = 0;  // workers decoding
+  int ahead_running_ = 0;       // workers decoding
+  unsigned ahead_lowered_ = 0;  // workers that lowered their priority
   std::condition_variable ahead_ready_;
   bool stopping_ = false;
   std::vector<std::thread> ahead_workers_;

@@ -209,9 +209,10 @@ Result<std::vector<Enumeration>> LoadSchemaEnumerations(const Storage& storage,
 // array_type, tile_order, cell_order, capacity, allows_dups, version,
 // timestamp_range, dims, attrs, [enumerations], [dimension_labels],
 // [current_domain], coords_filters, offsets_filters, validity_filters.
-// `enums` (may be null) supplies enumeration values.
+// `enums` (may be null) supplies enumeration values. Valid UTF-8: a byte of
+// a name or value that is not part of it is written \xHH (core/util/text.h).
 std::string SchemaToJson(const ArraySchema& schema, const std::vector<Enumeration>* enums);
-// A readable multi-line summary of the same.
+// A readable multi-line summary of the same (valid UTF-8 as well).
 std::string SchemaToText(const ArraySchema& schema, const std::vector<Enumeration>* enums);
 
 }  // namespace tiledbfs::core

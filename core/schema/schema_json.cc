@@ -1,7 +1,8 @@
 // SchemaToJson / SchemaToText. Values follow the corpus' expected
 // schema.json: numbers as JSON numbers of their type (NaN and infinities as
 // the strings "nan", "inf", "-inf"), CHAR/ASCII/UTF-8 values as strings
-// (bytes that are not UTF-8 taken as Latin-1), BLOB-like values as hex, a
+// (a byte not part of valid UTF-8 as \xHH, core/util/text.h), BLOB-like
+// values as hex, a
 // fixed single-value cell as a scalar and any other cell as a list.
 #include <fmt/format.h>
 
@@ -23,14 +24,13 @@ std::string Hex(Bytes b) {
   return out;
 }
 
-// Text of a string value: UTF-8 as is, anything else byte by byte (Latin-1);
+// Text of a string value: UTF-8 as is, a byte not part of it as \xHH;
 // UTF-16/32 and UCS-2/4 decoded by code unit.
 std::string StringText(Datatype t, Bytes b) {
   std::string out;
   uint64_t unit = DatatypeSize(t);
   if (unit == 1) {
-    if (ValidUtf8(b)) return ToString(b);
-    for (uint8_t c : b) AppendUtf8(out, c);
+    AppendUtf8Escaped(out, b);
     return out;
   }
   for (uint64_t i = 0; i + unit <= b.size(); i += unit) {
@@ -314,7 +314,7 @@ std::string Compact(const Json& j, bool quote = true) {
     return out + "]";
   }
   if (j.is_string() && !quote) return j.get<std::string>();
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return DumpJsonText(j, -1);
 }
 
 // A value of type t for people: strings quoted (as hex when they hold
@@ -352,7 +352,7 @@ std::string CellValNumText(uint32_t n) { return n == kVarNum ? "var" : std::to_s
 }  // namespace
 
 std::string SchemaToJson(const ArraySchema& schema, const std::vector<Enumeration>* enums) {
-  return SchemaJson(schema, enums).dump(2, ' ', false, Json::error_handler_t::replace);
+  return DumpJsonText(SchemaJson(schema, enums), 2);
 }
 
 std::string SchemaToText(const ArraySchema& s, const std::vector<Enumeration>* enums) {
@@ -439,7 +439,7 @@ std::string SchemaToText(const ArraySchema& s, const std::vector<Enumeration>* e
   out += fmt::format("coords filters: {}\n", PipelineText(s.coords_filters));
   out += fmt::format("offsets filters: {}\n", PipelineText(s.offsets_filters));
   out += fmt::format("validity filters: {}\n", PipelineText(s.validity_filters));
-  return out;
+  return Utf8Escaped(std::move(out));  // names as they are, but for bytes not UTF-8
 }
 
 }  // namespace tiledbfs::core

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/metadata/metadata.h"
+#include "core/util/text.h"
 #include "fusefs/model/diff.h"
 #include "fusefs/model/documents.h"
 #include "fusefs/model/instant.h"
@@ -46,9 +47,7 @@ namespace {
 constexpr const char* kAttributes = "attributes";
 constexpr const char* kDimensions = "dimensions";
 
-std::string Dump(const Json& j) {
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
+std::string Dump(const Json& j) { return core::DumpJsonText(j, 2) + "\n"; }
 
 bool IsFragmentScope(const ArrayTree::Scope& s) { return s.fragment != nullptr; }
 

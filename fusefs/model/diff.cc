@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "core/read/coords.h"
+#include "core/util/text.h"
 #include "fusefs/model/instant.h"
 #include "fusefs/model/streamed_file.h"
 #include "fusefs/render/csv.h"
@@ -647,8 +648,7 @@ Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::str
   j["schema_changed"] = s1.name != s2.name;
   j["events"] = std::move(events);
   j["compared_cells"] = files.compared_cells;
-  files.summary_json = std::make_shared<const std::string>(
-      j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  files.summary_json = std::make_shared<const std::string>(core::DumpJsonText(j, 2) + "\n");
   files.added_csv = std::make_shared<const std::string>(std::move(added_csv));
   files.removed_csv = std::make_shared<const std::string>(std::move(removed_csv));
   files.changed_csv = std::make_shared<const std::string>(std::move(changed_csv));

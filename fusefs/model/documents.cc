@@ -9,6 +9,7 @@
 
 #include "core/metadata/query_condition.h"
 #include "core/tile/generic_tile.h"
+#include "core/util/text.h"
 #include "fusefs/model/instant.h"
 #include "fusefs/render/csv.h"
 #include "fusefs/render/value_text.h"
@@ -68,7 +69,7 @@ Json ValueJson(core::Datatype type, core::Bytes v) {
     default:
       break;
   }
-  if (core::IsString(type)) return std::string(core::AsStringView(v));
+  if (core::IsString(type)) return Text(type, v);
   if (core::IsTime(type)) return Load<int64_t>(v);
   return Text(type, v);
 }
@@ -76,7 +77,7 @@ Json ValueJson(core::Datatype type, core::Bytes v) {
 std::string MetadataValueText(const core::MetadataValue& v) {
   std::string out;
   if (core::IsString(v.type)) {
-    out.assign(v.value.begin(), v.value.end());
+    core::AppendUtf8Escaped(out, core::Bytes(v.value.data(), v.value.size()));
     return out;
   }
   uint64_t size = core::DatatypeSize(v.type);
@@ -193,12 +194,9 @@ Result<Json> FragmentJson(const core::Array& array, const core::FragmentMetadata
 std::string FragmentText(const Json& j) {
   std::string out;
   for (const auto& [k, v] : j.items()) {
-    out += k + ": " +
-           (v.is_string() ? v.get<std::string>()
-                          : v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
-           "\n";
+    out += k + ": " + (v.is_string() ? v.get<std::string>() : core::DumpJsonText(v, -1)) + "\n";
   }
-  return out;
+  return core::Utf8Escaped(std::move(out));
 }
 
 Result<std::string> RenderTilesCsv(const core::FragmentMetadata& f) {
@@ -323,7 +321,7 @@ Result<std::string> RenderTilesCsv(const core::FragmentMetadata& f) {
     }
     out += "\n";
   }
-  return out;
+  return core::Utf8Escaped(std::move(out));  // the names in the header row
 }
 
 Result<std::string> RenderLog(const core::Array& array, uint64_t timestamp) {
@@ -406,7 +404,7 @@ Result<std::string> RenderLog(const core::Array& array, uint64_t timestamp) {
   for (const auto& e : events) {
     out += FormatIso(static_cast<int64_t>(e.t)) + " " + e.text + "\n";
   }
-  return out;
+  return core::Utf8Escaped(std::move(out));  // metadata keys
 }
 
 }  // namespace tiledbfs::fusefs

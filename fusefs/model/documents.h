@@ -1,6 +1,8 @@
 // The descriptive files of the namespace: metadata.json, fragment.json,
 // fragment.txt, tiles.csv, log.txt. Built from the format core's facts; no
-// data tile is decoded here.
+// data tile is decoded here. All text is valid UTF-8: a byte of a name or
+// value that is not part of valid UTF-8 is written \xHH (core/util/text.h;
+// JSON documents are to be dumped with core::DumpJsonText).
 #pragma once
 
 #include <map>
@@ -16,11 +18,11 @@ using core::Result;
 
 // A value of `type` as JSON: integers as numbers, floats as numbers (nan,
 // inf, -inf as strings), text as strings, blobs as lowercase hex, datetimes
-// as numpy-style text.
+// as numpy-style text (strings escaped as above).
 nlohmann::ordered_json ValueJson(core::Datatype type, core::Bytes value);
 
-// metadata/<key>: strings as they are, blobs as hex, numbers as CSV text
-// separated by spaces.
+// metadata/<key>: strings as they are (but for \xHH), blobs as hex, numbers
+// as CSV text separated by spaces.
 std::string MetadataValueText(const core::MetadataValue& v);
 
 // {"key": {"type": "INT32", "num": 3, "value": [...]}, ...}

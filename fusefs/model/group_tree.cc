@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/metadata/metadata.h"
+#include "core/util/text.h"
 #include "fusefs/model/documents.h"
 #include "fusefs/model/string_file.h"
 
@@ -80,13 +81,11 @@ Result<std::shared_ptr<const std::string>> GroupTree::RenderOwn(
                               {"relative", m.relative}});
     }
     j["metadata"] = MetadataJson(md);
-    return std::make_shared<const std::string>(
-        j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    return std::make_shared<const std::string>(core::DumpJsonText(j, 2) + "\n");
   }
   if (parts.size() == 1 && parts[0] == "metadata.json") {
     ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));
-    return std::make_shared<const std::string>(
-        MetadataJson(md).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    return std::make_shared<const std::string>(core::DumpJsonText(MetadataJson(md), 2) + "\n");
   }
   if (parts.size() == 2 && parts[0] == "metadata") {
     ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));

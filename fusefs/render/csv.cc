@@ -15,6 +15,7 @@
 #endif
 
 #include "core/read/sparse_order.h"
+#include "core/util/text.h"
 #include "fusefs/render/number_text.h"
 #include "fusefs/render/shortest_decimal.h"
 #include "fusefs/render/value_text.h"
@@ -26,6 +27,12 @@ bool CsvNeedsQuotes(std::string_view text) {
 }
 
 void AppendCsvField(std::string& out, std::string_view text) {
+  if (!core::ValidUtf8(text)) {
+    // Escaping adds only \ x and hex digits: the quoting stays the same.
+    std::string escaped;
+    core::AppendUtf8Escaped(escaped, text);
+    return AppendCsvField(out, escaped);
+  }
   if (!CsvNeedsQuotes(text)) {
     out += text;
     return;
@@ -90,7 +97,9 @@ enum Kind : uint8_t {
   kFloat32,
   kFloat64,
   kBool,
-  kRawText,  // CHAR, STRING_ASCII, STRING_UTF8: the bytes, trailing NULs dropped
+  // CHAR, STRING_ASCII, STRING_UTF8: the bytes (\xHH where not UTF-8),
+  // trailing NULs dropped
+  kRawText,
 };
 
 Kind KindOf(const core::Column& c, const core::Enumeration* e) {
@@ -187,39 +196,66 @@ bool NeedsQuotes(const char* text, size_t n) {
   return false;
 }
 
-// True if bytes [p, end) hold none of , " CR LF NUL.
-bool NoSpecialBytes(const uint8_t* p, const uint8_t* end) {
-  uint8_t hit = 0;
+// True if bytes [p, end) hold none of , " CR LF NUL; `ascii` tells whether
+// all of them are below 0x80.
+bool NoSpecialBytes(const uint8_t* p, const uint8_t* end, bool& ascii) {
+  uint8_t hit = 0, high = 0;
 #if defined(__SSE2__)
   // 16 bytes at a time: the byte loop below does not vectorize (the
   // compiler makes it a branch per byte), and it was a third of measuring
   // a table with a text column.
   const __m128i comma = _mm_set1_epi8(','), quote = _mm_set1_epi8('"');
   const __m128i cr = _mm_set1_epi8('\r'), lf = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
-  __m128i any = zero;
+  __m128i any = zero, bytes = zero;
   for (; end - p >= 16; p += 16) {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    bytes = _mm_or_si128(bytes, b);
     any = _mm_or_si128(
         any, _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, comma), _mm_cmpeq_epi8(b, quote)),
                           _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, cr), _mm_cmpeq_epi8(b, lf)),
                                        _mm_cmpeq_epi8(b, zero))));
   }
   hit = _mm_movemask_epi8(any) != 0;
+  high = _mm_movemask_epi8(bytes) != 0 ? 0x80 : 0;
 #endif
   for (; p < end; ++p) {
     const uint8_t b = *p;
     hit |= static_cast<uint8_t>((b == ',') | (b == '"') | (b == '\r') | (b == '\n') | (b == 0));
+    high |= b;
   }
+  ascii = (high & 0x80) == 0;
   return hit == 0;
 }
 
 // True if cells [first, last) of a var-sized text column hold no byte that
-// quoting or NUL-trimming looks at (, " CR LF NUL): then a cell is written as
-// it is, or as "" when empty.
+// quoting or NUL-trimming looks at (, " CR LF NUL) and each is valid UTF-8:
+// then a cell is written as it is, or as "" when empty.
 bool PlainText(const core::Column& c, uint64_t first, uint64_t last) {
   if (!c.var() || first >= last) return false;
   const uint8_t* d = c.data.data();
-  return NoSpecialBytes(d + c.offsets[first], d + c.offsets[last]);
+  const uint64_t from = c.offsets[first], to = c.offsets[last];
+  bool ascii = false;
+  if (!NoSpecialBytes(d + from, d + to, ascii)) return false;
+  if (ascii) return true;
+  // Valid as a whole, and no cell starts with a continuation byte (inside a
+  // sequence): then every cell is valid on its own.
+  if (!core::ValidUtf8(core::Bytes(d + from, to - from))) return false;
+  for (uint64_t i = first + 1; i < last; ++i) {
+    if (c.offsets[i] < to && (d[c.offsets[i]] & 0xC0) == 0x80) return false;
+  }
+  return true;
+}
+
+// True if cells [first, last) of a text column are all ASCII: then none
+// needs its bytes checked for UTF-8 one by one.
+bool AsciiText(const core::Column& c, uint64_t first, uint64_t last) {
+  if (first >= last) return true;
+  const uint8_t* d = c.data.data();
+  const uint64_t from = c.var() ? c.offsets[first] : first * c.cell_size();
+  const uint64_t to = c.var() ? c.offsets[last] : last * c.cell_size();
+  bool ascii = false;
+  NoSpecialBytes(d + from, d + to, ascii);
+  return ascii;
 }
 
 // An integer column's last value and where Emit wrote its text. A sparse
@@ -286,10 +322,12 @@ void CsvTable::Emit(std::string& out, uint64_t first, uint64_t last) const {
   const size_t nc = columns_.size();
   std::vector<uint64_t> sizes(nc);      // cell sizes of fixed columns (0: var)
   std::vector<uint8_t> plain(nc);       // text columns without bytes to quote or trim here
+  std::vector<uint8_t> ascii(nc);       // text columns that are ASCII here
   std::vector<LastInteger> repeat(nc);  // integer columns: the last value written
   for (size_t k = 0; k < nc; ++k) {
     sizes[k] = columns_[k].column->cell_size();
     plain[k] = kinds_[k] == kRawText && PlainText(*columns_[k].column, first, last);
+    ascii[k] = kinds_[k] == kRawText && !plain[k] && AsciiText(*columns_[k].column, first, last);
   }
   // Room for a separator and a number (or true, false, nan, -inf).
   constexpr size_t kCell = kMaxNumberText + 1;
@@ -385,6 +423,12 @@ void CsvTable::Emit(std::string& out, uint64_t first, uint64_t last) const {
               n = cell.size();
               while (n > 0 && cell[n - 1] == 0) --n;
               text = reinterpret_cast<const char*>(cell.data());
+              if (!ascii[k] && !core::ValidUtf8(cell.first(n))) {
+                scratch.clear();
+                core::AppendUtf8Escaped(scratch, cell.first(n));
+                text = scratch.data();
+                n = scratch.size();
+              }
               quote = NeedsQuotes(text, n);
             }
             at.p = p;
@@ -527,11 +571,22 @@ uint64_t CsvTable::MeasureRows(uint64_t first, uint64_t last) const {
           }
           break;
         }
+        if (AsciiText(c, first, last)) {
+          bytes += MeasureCells(c, first, last, [&](uint64_t i) {
+            core::Bytes cell = c.cell(i);
+            size_t n = cell.size();
+            while (n > 0 && cell[n - 1] == 0) --n;
+            return MeasureText(reinterpret_cast<const char*>(cell.data()), n);
+          });
+          break;
+        }
         bytes += MeasureCells(c, first, last, [&](uint64_t i) {
           core::Bytes cell = c.cell(i);
           size_t n = cell.size();
           while (n > 0 && cell[n - 1] == 0) --n;
-          return MeasureText(reinterpret_cast<const char*>(cell.data()), n);
+          // Escaping keeps the quotes and adds 3 bytes per byte escaped.
+          return MeasureText(reinterpret_cast<const char*>(cell.data()), n) +
+                 core::Utf8EscapedSize(cell.first(n)) - n;
         });
         break;
       default:

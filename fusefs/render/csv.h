@@ -1,7 +1,9 @@
 // CSV as NAMESPACE.md defines it for data.csv, <field>.txt and tiles.csv:
 // comma-separated, LF line ends, RFC 4180 quoting (a field holding `,` `"`
 // CR or LF is quoted, quotes doubled), an empty string is `""`, a null is an
-// empty unquoted field. Values follow value_text.h.
+// empty unquoted field. Values follow value_text.h. Every byte written is
+// part of valid UTF-8: a byte of a value or name that is not is written
+// \xHH (core/util/text.h), and the measured sizes count it so.
 //
 // Streaming: a table is rendered in pieces. CsvTable renders any range of
 // rows; CsvLayout (one render pass that keeps nothing but one byte offset
@@ -25,7 +27,8 @@
 namespace tiledbfs::fusefs {
 
 // Appends `text` as one CSV field: as it is, or quoted with quotes doubled
-// when it holds , " CR or LF or is empty. (A null is no call at all.)
+// when it holds , " CR or LF or is empty; bytes not part of valid UTF-8 as
+// \xHH. (A null is no call at all.)
 void AppendCsvField(std::string& out, std::string_view text);
 // True if AppendCsvField would quote `text`.
 bool CsvNeedsQuotes(std::string_view text);

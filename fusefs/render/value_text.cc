@@ -82,7 +82,7 @@ void AppendStringText(std::string& out, Datatype t, Bytes b) {
       AppendUtf32(out, b);
       break;
     default:
-      out.append(core::AsStringView(b));
+      core::AppendUtf8Escaped(out, b);
   }
 }
 

@@ -11,8 +11,9 @@
 //                     "-inf". FLOAT32 values are shortest as float32 ("0.1",
 //                     not "0.10000000149011612").
 //   BOOL              "true" / "false" (any non-zero byte is true)
-//   CHAR, STRING_*    the text. ASCII/UTF8/CHAR bytes are copied as they are
-//                     (no validation). UTF16/UCS2 (2-byte LE code units) and
+//   CHAR, STRING_*    the text. ASCII/UTF8/CHAR bytes are copied as they are,
+//                     but for a byte not part of valid UTF-8, written \xHH
+//                     (core/util/text.h). UTF16/UCS2 (2-byte LE code units) and
 //                     UTF32/UCS4 (4-byte LE) are converted to UTF-8; an
 //                     invalid unit or unpaired surrogate becomes U+FFFD.
 //   BLOB, GEOM_*, ANY lowercase hex of the bytes, no separators

@@ -297,8 +297,7 @@ def check_csv(c, corpus, name, mnt, files):
         if os.path.basename(f) != "data.csv":
             continue
         try:
-            df = pd.read_csv(os.path.join(mnt, f), keep_default_na=False, dtype=str,
-                             encoding_errors="surrogateescape")
+            df = pd.read_csv(os.path.join(mnt, f), keep_default_na=False, dtype=str)
         except pd.errors.EmptyDataError:
             df = None
         except Exception as e:  # noqa: BLE001

@@ -6,6 +6,7 @@ the FUSE connection and lazily unmounts if the whole test outlives its
 budget, so a hung daemon cannot hang the test (or leave a mount behind).
 """
 import errno
+import json
 import os
 import shutil
 import signal
@@ -213,6 +214,23 @@ class TempDir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
+def run_checks(name, budget, prefix, body):
+    """The frame of a mount test: Checks named `name`, cleanup on signals,
+    a watchdog of `budget` seconds and a temp folder; runs body(c, tmp) and,
+    however it ends, undoes every mount and removes the folder. Returns the
+    exit status (Checks.finish)."""
+    c = Checks(name)
+    install_signal_cleanup()
+    start_watchdog(budget)
+    tmp = TempDir(prefix)
+    try:
+        body(c, tmp)
+    finally:
+        cleanup_all()
+        tmp.remove()
+    return c.finish()
+
+
 def daemon_pids(marker):
     """PIDs of processes whose command line contains `marker` (a path)."""
     pids = []
@@ -229,3 +247,30 @@ def daemon_pids(marker):
 
 
 EROFS = errno.EROFS
+
+NODE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "node")
+
+
+def duckdb_row_counts(paths, batch=200):
+    """{path: rows} as DuckDB's read_csv with its default settings counts
+    them (tests/node/read_csv.mjs through Node.js), or {path: "error: ..."}.
+    None if DuckDB's Node.js API is not installed (scripts/lib.sh,
+    tiledbfs_install_node, installs it)."""
+    script = os.path.join(NODE_DIR, "read_csv.mjs")
+    if shutil.which("node") is None or not os.path.isdir(
+            os.path.join(NODE_DIR, "node_modules", "@duckdb", "node-api")):
+        return None
+    out = {}
+    for i in range(0, len(paths), batch):
+        chunk = paths[i:i + batch]
+        p = run(["node", script, *chunk], timeout=600)
+        for line in p.stdout.decode("utf-8", "replace").splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            out[r["path"]] = r["rows"] if "rows" in r else "error: " + r["error"]
+        for path in chunk:
+            out.setdefault(path, "error: no answer (exit %d): %s" % (
+                p.returncode, p.stderr.decode("utf-8", "replace")[:300]))
+    return out

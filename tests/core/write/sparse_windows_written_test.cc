@@ -8,10 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <random>
-#include <thread>
 
 #include "core/array/array_view.h"
 #include "core/read/sparse_windows.h"
@@ -217,15 +215,13 @@ TEST(SparseWindowsWrittenTest, WindowsBuiltAheadHoldTheSameCells) {
   EXPECT_EQ((*ahead)->builds(), (*ahead)->windows());
   EXPECT_EQ((*alone)->builds(), (*alone)->windows());
   // A reader at the first window has the second built without asking for
-  // it (waited for up to a minute); without building ahead, nothing is.
+  // it; without building ahead, nothing is.
   auto fresh = SparseWindows::Make(in, 1000, true);
   auto fresh_alone = SparseWindows::Make(in, 1000, false);
   ASSERT_TRUE(fresh.ok() && *fresh && fresh_alone.ok() && *fresh_alone);
   ASSERT_TRUE((*fresh)->Locate(0).ok());
   ASSERT_TRUE((*fresh_alone)->Locate(0).ok());
-  for (int waited = 0; (*fresh)->builds() < 2 && waited < 6000; ++waited) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  (*fresh)->WaitForAhead();
   EXPECT_EQ((*fresh)->builds(), 2u);
   EXPECT_EQ((*fresh_alone)->builds(), 1u);
   for (int k = 0; k < 3; ++k) {

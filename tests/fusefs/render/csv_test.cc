@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/read/sparse_order.h"
+#include "core/util/text.h"
 #include "fusefs/render/value_text.h"
 #include "tests/fusefs/render/render_test_util.h"
 
@@ -195,6 +196,103 @@ TEST(CsvTest, EverySpecialByteAtEveryPlaceOfATextColumn) {
   table->AppendRows(got, 0, 3);
   EXPECT_EQ(got, "\"\"\n" + std::string(40, 'x') + "\ny\n");
   EXPECT_EQ(table->MeasureRows(0, 3), got.size());
+}
+
+std::string Escaped(std::string_view text) {
+  std::string out;
+  core::AppendUtf8Escaped(out, text);
+  return out;
+}
+
+// Bytes that are not part of valid UTF-8 are written \xHH (NAMESPACE.md
+// "Values") on every path: plain var text, text to quote, fixed CHAR cells
+// (the fill byte 0x80), a header name, an enumeration label; the measured
+// size is the written one, and a sequence split between two cells is two
+// errors, not one character.
+TEST(CsvTest, BytesNotUtf8AreWrittenAsHexEscapes) {
+  Column s = Strings("caf\xe9", {"caf\xe9", "\xC3", "\xA9", "ok \xF0\x9F\x98\x80", "a,\x80",
+                                 "\xED\xA0\x80", "\xC0\xAF", "\xF0\x9F\x98"});
+  s.nullable = false;
+  s.validity.clear();
+  Column fixed;
+  fixed.name = "c";
+  fixed.type = Datatype::kChar;
+  fixed.cell_val_num = 2;
+  fixed.cell_count = 8;
+  const std::string bytes("\x80\x80x\x80\xC3\xA9\0\0\xFF,\x80\x80\xE9\0\x41\x42", 16);
+  fixed.data.insert(fixed.data.end(), bytes.begin(), bytes.end());
+  auto table = CsvTable::Make({{&s, nullptr}, {&fixed, nullptr}}, true);
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  std::string got;
+  table->AppendHeader(got);
+  table->AppendRows(got, 0, 8);
+  EXPECT_EQ(got,
+            "caf\\xe9,c\n"
+            "caf\\xe9,\\x80\\x80\n"
+            "\\xc3,x\\x80\n"
+            "\\xa9,\xC3\xA9\n"
+            "ok \xF0\x9F\x98\x80,\"\"\n"
+            "\"a,\\x80\",\"\\xff,\"\n"
+            "\\xed\\xa0\\x80,\\x80\\x80\n"
+            "\\xc0\\xaf,\\xe9\n"
+            "\\xf0\\x9f\\x98,AB\n");
+  EXPECT_TRUE(core::ValidUtf8(got));
+  EXPECT_EQ(table->MeasureRows(0, 8) + got.find('\n') + 1, got.size());
+  ExpectEveryRangeMatches(*table);
+  // The same cells without the ones to quote: the plain path.
+  Column plain = Strings("p", {"caf\xe9", "\xC3", "\xA9", "\xF0\x9F\x98\x80", "\xE9t\xE9"});
+  plain.nullable = false;
+  plain.validity.clear();
+  auto txt = CsvTable::Make({{&plain, nullptr}}, false);
+  ASSERT_TRUE(txt.ok());
+  got.clear();
+  txt->AppendRows(got, 0, 5);
+  EXPECT_EQ(got, "caf\\xe9\n\\xc3\n\\xa9\n\xF0\x9F\x98\x80\n\\xe9t\\xe9\n");
+  EXPECT_EQ(txt->MeasureRows(0, 5), got.size());
+  // C3 A9 is valid UTF-8, but not split between two cells.
+  got.clear();
+  txt->AppendRows(got, 1, 3);
+  EXPECT_EQ(got, "\\xc3\n\\xa9\n");
+  EXPECT_EQ(txt->MeasureRows(1, 3), got.size());
+  // Valid across the column, each cell whole: as it is.
+  got.clear();
+  txt->AppendRows(got, 3, 4);
+  EXPECT_EQ(got, "\xF0\x9F\x98\x80\n");
+  EXPECT_EQ(txt->MeasureRows(3, 4), got.size());
+  // An enumeration's label (the generic path) and AppendCsvField.
+  EXPECT_EQ(Field("\xFF\"x"), "\"\\xff\"\"x\"");
+  std::string cell;
+  AppendCellBytesText(cell, Datatype::kStringAscii, false,
+                      core::Bytes(reinterpret_cast<const uint8_t*>("\xE9\0\0"), 3));
+  EXPECT_EQ(cell, "\\xe9");
+}
+
+// A byte that is not UTF-8 in a text column, at every place of a cell and
+// with the cell at every place of the 16-byte blocks NoSpecialBytes scans:
+// the cell's field is written escaped, the others as they are.
+TEST(CsvTest, EveryNonUtf8ByteAtEveryPlaceOfATextColumn) {
+  for (const std::string bad : {"\x80", "\xC3", "\xFF", "\xE2\x82"}) {
+    for (size_t before = 0; before <= 33; ++before) {
+      for (size_t len = 1; len <= 20; ++len) {
+        for (size_t at = 0; at + bad.size() <= len; ++at) {
+          std::string cell(len, 'b');
+          cell.replace(at, bad.size(), bad);
+          Column s = Strings("s", {std::string(before, 'a'), cell, "tail text past one block"});
+          s.nullable = false;
+          s.validity.clear();
+          auto table = CsvTable::Make({{&s, nullptr}}, false);
+          ASSERT_TRUE(table.ok());
+          const std::string want = Field(std::string(before, 'a')) + "\n" + Escaped(cell) + "\n" +
+                                   "tail text past one block\n";
+          std::string got;
+          table->AppendRows(got, 0, 3);
+          ASSERT_EQ(got, want) << at << " of " << len << " after " << before;
+          ASSERT_EQ(table->MeasureRows(0, 3), want.size());
+          ASSERT_EQ(table->MeasureRows(1, 2), Escaped(cell).size() + 1);
+        }
+      }
+    }
+  }
 }
 
 // Short plain values are copied 16 bytes at a time when the column's data

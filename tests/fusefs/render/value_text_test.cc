@@ -121,8 +121,10 @@ TEST(ValueTextTest, StringsDropTrailingNuls) {
   core::ByteVec inner = {'a', 0, 'b', 0};
   EXPECT_EQ(Cell(Datatype::kStringAscii, true, inner), std::string("a\0b", 3));
   EXPECT_EQ(Cell(Datatype::kChar, true, {0, 0}), "");
-  core::ByteVec utf8 = {0xC3, 0xA9, 0x80};  // bytes copied as they are, even invalid UTF-8
-  EXPECT_EQ(Cell(Datatype::kStringUtf8, false, utf8), "\xC3\xA9\x80");
+  // Valid UTF-8 copied as it is, a byte not part of it written \xHH.
+  core::ByteVec utf8 = {0xC3, 0xA9, 0x80, 0};
+  EXPECT_EQ(Cell(Datatype::kStringUtf8, false, utf8), "\xC3\xA9\\x80");
+  EXPECT_EQ(Cell(Datatype::kChar, true, {0x80}), "\\x80");  // CHAR's fill byte
 }
 
 TEST(ValueTextTest, WideStringsBecomeUtf8) {

@@ -63,8 +63,9 @@ def values_text(t, b):
 def cell_bytes(t, fixed, b):
     """The text of a cell as bytes."""
     if t in ("CHAR", "STRING_ASCII", "STRING_UTF8"):
-        # Trailing NULs dropped from every cell (fixed padding, var fill).
-        return b.rstrip(b"\0")
+        # Trailing NULs dropped from every cell (fixed padding, var fill);
+        # bytes not part of valid UTF-8 as \xHH (NAMESPACE.md "Values").
+        return b.rstrip(b"\0").decode("utf-8", "backslashreplace").encode()
     if t in ("BLOB", "GEOM_WKB", "GEOM_WKT", "ANY"):
         return b.hex().encode()
     return values_text(t, b).encode()
