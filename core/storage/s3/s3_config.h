@@ -57,7 +57,10 @@ struct S3Config {
   int64_t max_backoff_ms = 2000;
   int64_t connect_timeout_ms = 3000;
   // A transfer slower than 1 byte/s for this long is abandoned (and retried).
-  int64_t stall_timeout_s = 10;
+  int64_t stall_timeout_s = 5;
+  // No attempt starts this long after a request's first: with the stall
+  // timeout, an endpoint that accepts and never answers fails in < 30 s.
+  int64_t retry_deadline_ms = 20000;
 };
 
 // Applies one mount option if it is an S3 one: s3_endpoint=URL,

@@ -210,13 +210,14 @@ static Result<HttpResponse> Send(const HttpClient& http, const HttpRequest& base
                                  S3Counters& counters, const std::function<void(int)>& backoff,
                                  const std::function<Verdict(const HttpResponse&)>& check) {
   std::string last;
+  const auto start = std::chrono::steady_clock::now();
   for (int attempt = 1;; ++attempt) {
     HttpRequest req = base;
     req.headers = headers();  // signed anew: x-amz-date moves on
     HttpResponse resp = http.Perform(req);
     bool retry = false;
     if (resp.status == 0) {
-      last = resp.transport_error;
+      last = fmt::format("{} (endpoint {})", resp.transport_error, config.endpoint);
       retry = resp.retryable;
       if (!retry) return Error::Io(fmt::format("{}: {}", what, last));
     } else if (resp.status >= 500 || resp.status == 429) {
@@ -249,7 +250,9 @@ static Result<HttpResponse> Send(const HttpClient& http, const HttpRequest& base
                                    e.code.empty() ? "" : " ", e.code,
                                    e.message.empty() ? "" : ": " + e.message, hint));
     }
-    if (!retry || attempt >= config.max_attempts) {
+    const bool late = std::chrono::steady_clock::now() - start >
+                      std::chrono::milliseconds(config.retry_deadline_ms);
+    if (!retry || attempt >= config.max_attempts || late) {
       return Error::Io(
           fmt::format("{}: {} after {} attempt{}", what, last, attempt, attempt == 1 ? "" : "s"));
     }
@@ -363,6 +366,19 @@ std::shared_ptr<const S3Storage::Listing> S3Storage::GetListing(const std::strin
   std::lock_guard<std::mutex> lock(slot->mu);
   if (slot->listing && Fresh(dir, *slot->listing)) return slot->listing;
   auto l = std::make_shared<Listing>();
+  // A folder its parent's fresh listing does not show is not there: no LIST
+  // (an array without __meta/ opens without asking for it).
+  if (!dir.empty()) {
+    const auto [parent, name] = SplitParent(dir);
+    if (auto p = CachedListing(parent); p && p->entries.ok()) {
+      const DirEntry* e = Find(*p->entries, name);
+      if (e == nullptr || !e->is_dir) {
+        l->entries = Error::NotFound(fmt::format("{}: no such folder", Where(dir)));
+        l->at = p->at;
+        return l;
+      }
+    }
+  }
   l->entries = ListNow(dir);
   l->at = std::chrono::steady_clock::now();
   // A transient failure is not remembered: the next call asks again.
