@@ -381,9 +381,9 @@ std::shared_ptr<const S3Storage::Listing> S3Storage::GetListing(const std::strin
   }
   l->entries = ListNow(dir);
   l->at = std::chrono::steady_clock::now();
-  // A transient failure is not remembered: the next call asks again.
-  const bool keep = l->entries.ok() || l->entries.error().code() == ErrorCode::kNotFound;
-  if (keep) slot->listing = l;
+  // A failure too is kept until the folder is due again (recheck_seconds):
+  // while a store is down, each lookup does not wait for its own retries.
+  slot->listing = l;
   return l;
 }
 
@@ -535,34 +535,74 @@ Result<S3Storage::Range> S3Storage::GetRange(const std::string& path, uint64_t o
   return out;
 }
 
+std::shared_ptr<const ByteVec> S3Storage::SmallCached(const std::string& path) const {
+  std::lock_guard<std::mutex> lock(small_mu_);
+  auto it = small_.find(path);
+  return it == small_.end() ? nullptr : it->second;
+}
+
+void S3Storage::KeepSmall(const std::string& path, std::shared_ptr<const ByteVec> bytes) const {
+  std::lock_guard<std::mutex> lock(small_mu_);
+  if (small_.count(path) != 0) return;
+  small_bytes_ += bytes->size();
+  small_.emplace(path, std::move(bytes));
+  small_order_.push_back(path);
+  while (small_bytes_ > kSmallCacheBytes && !small_order_.empty()) {
+    auto it = small_.find(small_order_.front());
+    small_bytes_ -= it->second->size();
+    small_.erase(it);
+    small_order_.pop_front();
+  }
+}
+
 Result<ByteVec> S3Storage::Read(const std::string& path, uint64_t offset, uint64_t n) const {
-  ASSIGN_OR_RETURN(Range r, GetRange(path, offset, n, false));
-  return std::move(r.bytes);
+  std::shared_ptr<const ByteVec> whole = SmallCached(path);
+  if (!whole) {
+    const std::optional<uint64_t> size = KnownSize(path);
+    if (!size || *size > kSmallFileBytes || *size == 0) {
+      ASSIGN_OR_RETURN(Range r, GetRange(path, offset, n, false));
+      return std::move(r.bytes);
+    }
+    ASSIGN_OR_RETURN(Range r, GetRange(path, 0, *size, false));
+    whole = std::make_shared<const ByteVec>(std::move(r.bytes));
+    KeepSmall(path, whole);
+  }
+  if (offset > whole->size() || n > whole->size() - offset) {
+    return Error::Corrupt(
+        fmt::format("{}: the file is {} bytes, {} wanted at offset {} (truncated)", Where(path),
+                    whole->size(), n, offset));
+  }
+  const auto from = whole->begin() + static_cast<ptrdiff_t>(offset);
+  return ByteVec(from, from + static_cast<ptrdiff_t>(n));
 }
 
 Result<SmallFile> S3Storage::ReadIfSmall(const std::string& path, uint64_t max_bytes) const {
   SmallFile f;
-  if (auto size = KnownSize(path); size || max_bytes == 0) {
-    if (!size) {
-      ASSIGN_OR_RETURN(f.size, Size(path));
-    } else {
-      f.size = *size;
+  std::shared_ptr<const ByteVec> whole = SmallCached(path);
+  std::optional<uint64_t> size = whole ? std::optional<uint64_t>(whole->size()) : KnownSize(path);
+  if (!size) {
+    // One GET of the file's start: its Content-Range tells the size, and a
+    // small file comes whole.
+    const uint64_t ask = std::max(max_bytes, kSmallFileBytes);
+    ASSIGN_OR_RETURN(Range r, GetRange(path, 0, ask, true));
+    size = r.total;
+    if (r.total <= ask) {
+      if (r.bytes.size() != r.total) {
+        return Error::Io(fmt::format("{}: {} bytes came of a {}-byte file", Where(path),
+                                     r.bytes.size(), r.total));
+      }
+      whole = std::make_shared<const ByteVec>(std::move(r.bytes));
+      if (whole->size() <= kSmallFileBytes) KeepSmall(path, whole);
     }
-    if (f.size <= max_bytes) {
+  }
+  f.size = *size;
+  if (f.size <= max_bytes) {
+    if (whole) {
+      f.bytes = *whole;
+    } else {
       ASSIGN_OR_RETURN(ByteVec bytes, Read(path, 0, f.size));
       f.bytes = std::move(bytes);
     }
-    return f;
-  }
-  // One GET of the first max_bytes: its Content-Range tells the size.
-  ASSIGN_OR_RETURN(Range r, GetRange(path, 0, max_bytes, true));
-  f.size = r.total;
-  if (r.total <= max_bytes) {
-    if (r.bytes.size() != r.total) {
-      return Error::Io(
-          fmt::format("{}: {} bytes came of a {}-byte file", Where(path), r.bytes.size(), r.total));
-    }
-    f.bytes = std::move(r.bytes);
   }
   return f;
 }

@@ -14,8 +14,13 @@
 //     listing is older than S3Config::recheck_seconds;
 //   - sizes learned from a GET's Content-Range are kept (TileDB never
 //     rewrites a file in place: names carry a UUID);
+//   - a listing that failed is answered again, failed, until it is due.
+//     Fragment folders' listings are kept only when they succeeded;
+//   - a file of at most kSmallFileBytes (schemas, fragment metadata, commit
+//     lists) is fetched whole by its first read and kept (up to
+//     kSmallCacheBytes in all), so a footer, then its sections, cost one GET;
 //   - ReadIfSmall of a file whose size is not known is one GET of its first
-//     `max_bytes`, which also tells its size.
+//     max(max_bytes, kSmallFileBytes), which also tells its size.
 //
 // Faults: 5xx, 429, connection failures and bodies shorter than the range
 // asked are retried with exponential backoff and jitter, up to
@@ -27,6 +32,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -73,6 +79,8 @@ class S3Storage final : public Storage {
   std::vector<Result<ByteVec>> ReadMany(std::span<const ReadRequest> requests) const override;
   static constexpr uint64_t kCoalesceGap = uint64_t{64} << 10;
   static constexpr uint64_t kMaxCoalescedBytes = uint64_t{16} << 20;
+  static constexpr uint64_t kSmallFileBytes = uint64_t{64} << 10;
+  static constexpr uint64_t kSmallCacheBytes = uint64_t{32} << 20;
   Result<std::vector<DirEntry>> List(const std::string& dir) const override;
   bool Exists(const std::string& path) const override;
   bool IsDir(const std::string& path) const override;
@@ -119,6 +127,8 @@ class S3Storage final : public Storage {
   void LearnSize(const std::string& path, uint64_t size) const;
   std::optional<uint64_t> KnownSize(const std::string& path) const;
   void Backoff(int attempt) const;
+  std::shared_ptr<const ByteVec> SmallCached(const std::string& path) const;
+  void KeepSmall(const std::string& path, std::shared_ptr<const ByteVec> bytes) const;
 
   S3Location location_;
   S3Config config_;
@@ -131,6 +141,11 @@ class S3Storage final : public Storage {
   mutable std::mutex sizes_mu_;
   mutable std::unordered_map<std::string, uint64_t> sizes_;
   mutable S3Counters counters_;
+  // Whole small files, oldest first out.
+  mutable std::mutex small_mu_;
+  mutable std::unordered_map<std::string, std::shared_ptr<const ByteVec>> small_;
+  mutable std::deque<std::string> small_order_;
+  mutable uint64_t small_bytes_ = 0;
 };
 
 }  // namespace tiledbfs::core::s3
