@@ -229,3 +229,19 @@ def daemon_pids(marker):
 
 
 EROFS = errno.EROFS
+
+
+def run_checks(name, watchdog_s, tmp_prefix, body):
+    """The frame of a mount test's main: signal cleanup, a watchdog, a
+    temporary folder; body(checks, tmp) runs the checks; every mount is
+    undone and the folder removed whatever happens. Returns the exit code."""
+    c = Checks(name)
+    install_signal_cleanup()
+    start_watchdog(watchdog_s)
+    tmp = TempDir(tmp_prefix)
+    try:
+        body(c, tmp)
+    finally:
+        cleanup_all()
+        tmp.remove()
+    return c.finish()

@@ -22,7 +22,6 @@ of the bodies sent.
 """
 import http.client
 import http.server
-import json
 import socket
 import socketserver
 import struct

@@ -27,11 +27,8 @@ TileDB). Credentials are only in the environment.
 """
 import errno
 import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -284,11 +281,8 @@ def main():
     mode, bin_dir, corpus = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
     if mode == "mount":
         ml.require_fuse()
-    c = ml.Checks(f"s3_faults_{mode}")
-    ml.install_signal_cleanup()
-    ml.start_watchdog(800)
-    tmp = ml.TempDir("tiledbfs-s3-faults-")
-    try:
+
+    def body(c, tmp):
         refs = references(bin_dir, corpus, ARRAYS)
         c.ok(len(refs) > 20, f"reference files read locally ({len(refs)})")
         with s3lib.S3Server(tmp.path) as s3:
@@ -303,11 +297,8 @@ def main():
                     check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp)
             finally:
                 proxy.close()
-    finally:
-        ml.cleanup_all()
-        tmp.remove()
-    return c.finish()
 
+    return ml.run_checks(f"s3_faults_{mode}", 800, "tiledbfs-s3-faults-", body)
 
 if __name__ == "__main__":
     sys.exit(main())

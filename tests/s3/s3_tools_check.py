@@ -94,22 +94,16 @@ def main():
     bin_dir, wrapped, corpus_root, endpoint, uri_prefix = sys.argv[1:6]
     corpus = cmt.Corpus(corpus_root)
     exe = os.path.join(wrapped, "tiledbfs")
-    c = ml.Checks("s3_mount_corpus")
-    ml.install_signal_cleanup()
-    ml.start_watchdog(1200)
-    tmp = ml.TempDir("tiledbfs-s3-tools-")
-    try:
+
+    def body(c, tmp):
         for name in corpus.names():
             cmt.check_array(c, corpus, exe, name, tmp)
         for name in ("dense_1d", "sparse_2d", "group", "metadata"):
             if name in corpus.names():
                 check_jq(c, exe, corpus, name, tmp)
         check_exit_codes(c, bin_dir, uri_prefix, tmp)
-    finally:
-        ml.cleanup_all()
-        tmp.remove()
-    return c.finish()
 
+    return ml.run_checks("s3_mount_corpus", 1200, "tiledbfs-s3-tools-", body)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,12 +11,12 @@ failure (exit 1 with how to install it), never a skip.
 """
 import http.client
 import os
-import shutil
 import socket
 import stat
 import subprocess
 import sys
 import time
+from urllib.parse import quote
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -107,7 +107,6 @@ class S3Server:
                     key = key_prefix + "/" + os.path.relpath(path, local)
                     with open(path, "rb") as fh:
                         data = fh.read()
-                    from urllib.parse import quote
                     status, body = self.request("PUT", f"/{self.bucket}/{quote(key)}", data, conn)
                     if status != 200:
                         raise RuntimeError(f"PUT {key}: HTTP {status} {body[:200]}")

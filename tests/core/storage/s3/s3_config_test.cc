@@ -25,6 +25,14 @@ struct World {
   }
 };
 
+void ExpectSettings(const S3Config& c, const std::string& id, const std::string& secret,
+                    const std::string& region, const std::string& endpoint) {
+  EXPECT_EQ(c.access_key_id, id);
+  EXPECT_EQ(c.secret_access_key, secret);
+  EXPECT_EQ(c.region, region);
+  EXPECT_EQ(c.endpoint, endpoint);
+}
+
 TEST(S3ConfigTest, ParseIni) {
   auto ini = ParseIni(
       "# comment\n[default]\naws_access_key_id = AKID \n  nested = skipped\n"
@@ -48,11 +56,8 @@ TEST(S3ConfigTest, EnvironmentCredentialsAndAwsDefaults) {
            {"AWS_DEFAULT_REGION", "eu-central-1"}};
   auto c = w.Resolve();
   ASSERT_TRUE(c.ok()) << c.error().message();
-  EXPECT_EQ(c->access_key_id, "AKID");
-  EXPECT_EQ(c->secret_access_key, "SECRET");
+  ExpectSettings(*c, "AKID", "SECRET", "eu-central-1", "https://s3.eu-central-1.amazonaws.com");
   EXPECT_EQ(c->session_token, "TOKEN");
-  EXPECT_EQ(c->region, "eu-central-1");
-  EXPECT_EQ(c->endpoint, "https://s3.eu-central-1.amazonaws.com");
   EXPECT_FALSE(c->custom_endpoint);
   EXPECT_FALSE(c->path_style);  // virtual-hosted on AWS
   EXPECT_EQ(c->parallel, 16u);
@@ -72,10 +77,7 @@ TEST(S3ConfigTest, ProfileFilesAndCustomEndpoint) {
       "endpoint_url = http://127.0.0.1:9000/\n";
   auto c = w.Resolve();
   ASSERT_TRUE(c.ok()) << c.error().message();
-  EXPECT_EQ(c->access_key_id, "DEV");
-  EXPECT_EQ(c->secret_access_key, "DEVSECRET");
-  EXPECT_EQ(c->region, "eu-west-3");
-  EXPECT_EQ(c->endpoint, "http://127.0.0.1:9000");
+  ExpectSettings(*c, "DEV", "DEVSECRET", "eu-west-3", "http://127.0.0.1:9000");
   EXPECT_TRUE(c->path_style);  // path-style with a custom endpoint
   EXPECT_EQ(c->credentials_from, "profile dev in /home/u/.aws/credentials");
 
