@@ -41,6 +41,19 @@ def check_jq(c, exe, corpus, name, tmp):
         m.close()
 
 
+def check_mount_helper(c, bin_dir, corpus, uri_prefix, tmp):
+    """mount.tiledbfs as mount(8) calls it for an fstab line with s3://."""
+    mnt = tmp.sub("helper")
+    p = ml.run([os.path.join(bin_dir, "mount.tiledbfs"), uri_prefix + "/dense_1d", mnt, "-n",
+                "-o", "ro,noauto,_netdev,s3_recheck=2"])
+    ml.register(mnt)
+    if c.eq(p.returncode, 0, f"mount.tiledbfs s3:// ({p.stderr.decode(errors='replace')[:200]})"):
+        want = ml.run([os.path.join(bin_dir, "tiledbfs-view"),
+                       os.path.join(corpus.arrays, "dense_1d"), "data.csv"]).stdout
+        c.eq(cmt.read(os.path.join(mnt, "data.csv")), want, "mount.tiledbfs s3://: data.csv")
+        c.ok(ml.unmount(mnt), "mount.tiledbfs s3://: unmounts")
+
+
 def check_exit_codes(c, bin_dir, uri_prefix, tmp):
     exe = os.path.join(bin_dir, "tiledbfs")
     mnt = tmp.sub("exit-codes")
@@ -101,6 +114,7 @@ def main():
         for name in ("dense_1d", "sparse_2d", "group", "metadata"):
             if name in corpus.names():
                 check_jq(c, exe, corpus, name, tmp)
+        check_mount_helper(c, bin_dir, corpus, uri_prefix, tmp)
         check_exit_codes(c, bin_dir, uri_prefix, tmp)
 
     return ml.run_checks("s3_mount_corpus", 1200, "tiledbfs-s3-tools-", body)
