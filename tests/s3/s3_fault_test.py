@@ -15,8 +15,9 @@ TileDB). Credentials are only in the environment.
           - every request 503: the read fails naming the object, "HTTP 503
             SlowDown" and the attempts
           - request counts (no faults): opening an array lists each of its
-            folders once and never HEADs; a file of an immutable view read
-            twice in one process costs no second LIST
+            folders at most once, never HEADs, and GETs each schema and each
+            fragment's metadata once; cat of a 200-tile a.bin fetches at
+            most 1.05x its tiles' bytes, at most one GET per tile
   mount   - tiledbfs -f through the proxy: under the same faults every file
             reads the reference bytes; then every request 503: each read
             gives the reference bytes (cached) or EIO, at least one EIO, and
@@ -26,6 +27,7 @@ TileDB). Credentials are only in the environment.
             make no request.
 """
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -193,6 +195,47 @@ class Daemon:
         return self.log.read().decode(errors="replace")
 
 
+def check_big_read(c, bin_dir, s3, proxy, tmp):
+    """cat attributes/a.bin of a dense array of 2 fragments x 100 tiles of
+    80 KB (written by tiledb-mkarray): the bytes fetched are at most 1.05x
+    the tile files' bytes (no tile fetched twice, no read-through beyond
+    that), one GET per tile at most, and the bytes are the local ones."""
+    local = os.path.join(tmp.path, "big_dense")
+    mk = os.path.join(bin_dir, "tiledb-mkarray")
+    schema = {
+        "array_type": "dense", "tile_order": "row-major", "cell_order": "row-major",
+        "capacity": 10000, "allows_dups": False,
+        "dims": [{"name": "x", "type": "INT64", "cell_val_num": 1, "var": False,
+                  "domain": [1, 2000000], "tile_extent": 20000, "filters": []}],
+        "attrs": [{"name": "a", "type": "INT32", "cell_val_num": 1, "var": False,
+                   "nullable": False, "filters": []}]}
+    with open(os.path.join(tmp.path, "big_schema.json"), "w") as f:
+        json.dump(schema, f)
+    for cmd in ([mk, "create", local, "--schema", f.name, "--timestamp", "1700000000000"],
+                [mk, "write", local, "--timestamp", "1700000001000", "--synthetic", "7",
+                 "--fragments", "2"]):
+        p = subprocess.run(cmd, capture_output=True, timeout=120)
+        if not c.eq(p.returncode, 0, f"{' '.join(cmd[:2])} big_dense ({p.stderr[:200]!r})"):
+            return
+    s3.upload_tree(local, "big_dense")
+    tiles = [os.path.join(r, f) for r, _, fs in os.walk(local) for f in fs if f == "a0.tdb"]
+    tile_bytes = sum(os.path.getsize(t) for t in tiles)
+    small = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(local) for f in fs
+                if f != "a0.tdb")
+    want = viewer(bin_dir, local, "attributes/a.bin", None).stdout
+    proxy.set()
+    proxy.reset_counts()
+    p = viewer(bin_dir, s3.uri("big_dense"), "attributes/a.bin", s3.env(endpoint=proxy.endpoint))
+    counts = proxy.counts()
+    c.ok(p.returncode == 0 and p.stdout == want and len(want) == 8000000,
+         "big_dense: a.bin from S3 is the local bytes", p.stderr.decode()[:200])
+    c.ok(counts["bytes"] <= 1.05 * tile_bytes + small,
+         f"big_dense: cat a.bin fetches at most 1.05x its tiles' bytes ({counts['bytes']} for "
+         f"{tile_bytes} + {small} of schema and metadata)")
+    gets = sum(1 for r in proxy.requests if r[1].endswith("/a0.tdb"))
+    c.ok(gets <= 200, f"big_dense: at most one GET per tile ({gets} for 200 tiles)")
+
+
 def check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp):
     env = s3.env(endpoint=proxy.endpoint)
     exe = os.path.join(bin_dir, "tiledbfs")
@@ -293,6 +336,7 @@ def main():
             try:
                 if mode == "viewer":
                     check_viewer(c, bin_dir, corpus, s3, proxy, prefix, refs)
+                    check_big_read(c, bin_dir, s3, proxy, tmp)
                 else:
                     check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp)
             finally:
