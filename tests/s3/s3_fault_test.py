@@ -23,12 +23,14 @@ TileDB). Credentials are only in the environment.
             gives the reference bytes (cached) or EIO, at least one EIO, and
             the daemon's log names the object, the HTTP status and the
             attempts; healthy again: every file reads right (the daemon
-            survived); with s3_recheck=3600, ls -l and stat of every entry
+            survived); a fragment uploaded after the mount shows at the
+            live root; with s3_recheck=3600, ls -l and stat of every entry
             make no request.
 """
 import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -236,6 +238,43 @@ def check_big_read(c, bin_dir, s3, proxy, tmp):
     c.ok(gets <= 200, f"big_dense: at most one GET per tile ({gets} for 200 tiles)")
 
 
+def check_new_commits(c, bin_dir, corpus, s3, proxy, tmp):
+    """The live root of a mount sees a fragment written to the bucket after
+    the mount (default s3_recheck: 1 s), and history/ keeps the old state."""
+    local = os.path.join(tmp.path, "live")
+    shutil.copytree(os.path.join(corpus, "arrays", "dense_1d"), local)
+    s3.upload_tree(local, "live")
+    before = viewer(bin_dir, local, "data.csv", None).stdout
+    mnt = tmp.sub("live-mnt")
+    proxy.set()
+    p = ml.run([os.path.join(bin_dir, "tiledbfs"), s3.uri("live"), mnt],
+               env=s3.env(endpoint=proxy.endpoint))
+    ml.register(mnt)
+    if not c.eq(p.returncode, 0, "live: mounted"):
+        return
+    try:
+        c.eq(cmt_read(os.path.join(mnt, "data.csv")), before, "live: data.csv before the write")
+        mk = subprocess.run([os.path.join(bin_dir, "tiledb-mkarray"), "write", local,
+                             "--timestamp", "1800000000000", "--synthetic", "3"],
+                            capture_output=True, timeout=120)
+        c.eq(mk.returncode, 0, f"live: tiledb-mkarray write ({mk.stderr[:200]!r})")
+        after = viewer(bin_dir, local, "data.csv", None).stdout
+        c.ok(after != before, "live: the new fragment changes data.csv")
+        s3.upload_tree(local, "live")
+        c.ok(ml.wait_until(lambda: cmt_read(os.path.join(mnt, "data.csv")) == after, 30, 0.2),
+             "live: the mount shows the new fragment (within 30 s)")
+    finally:
+        ml.unmount(mnt)
+
+
+def cmt_read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        return e.errno
+
+
 def check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp):
     env = s3.env(endpoint=proxy.endpoint)
     exe = os.path.join(bin_dir, "tiledbfs")
@@ -292,6 +331,8 @@ def check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp):
                  f"{name}: the daemon logs the object, the status and the attempts", text[-400:])
     c.ok(eio_total > 0, f"store down: some reads needed the store and failed with EIO "
          f"({eio_total})")
+
+    check_new_commits(c, bin_dir, corpus, s3, proxy, tmp)
 
     # ls -l and stat: no request per entry (no recheck within the hour).
     name = "dense_2d_fragments"
