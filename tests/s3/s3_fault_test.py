@@ -17,7 +17,9 @@ TileDB). Credentials are only in the environment.
           - request counts (no faults): opening an array lists each of its
             folders at most once, never HEADs, and GETs each schema and each
             fragment's metadata once; cat of a 200-tile a.bin fetches at
-            most 1.05x its tiles' bytes, at most one GET per tile
+            most 1.05x its tiles' bytes, at most one GET per tile; an array
+            of 1100 fragments: each folder listed once in ceil(keys / 1000)
+            pages, no HEAD
   mount   - tiledbfs -f through the proxy: under the same faults every file
             reads the reference bytes; then every request 503: each read
             gives the reference bytes (cached) or EIO, at least one EIO, and
@@ -275,6 +277,54 @@ def cmt_read(path):
         return e.errno
 
 
+def check_many_fragments(c, bin_dir, s3, proxy, tmp):
+    """An array of 1100 fragments (tiledb-mkarray): its folders of more than
+    1000 keys are listed in ceil(keys / 1000) pages, each once (s3_recheck
+    long enough that nothing is listed again), and a.bin is the local one."""
+    local = os.path.join(tmp.path, "many")
+    mk = os.path.join(bin_dir, "tiledb-mkarray")
+    schema = {
+        "array_type": "dense", "tile_order": "row-major", "cell_order": "row-major",
+        "capacity": 10000, "allows_dups": False,
+        "dims": [{"name": "x", "type": "INT64", "cell_val_num": 1, "var": False,
+                  "domain": [1, 2200], "tile_extent": 2, "filters": []}],
+        "attrs": [{"name": "a", "type": "INT32", "cell_val_num": 1, "var": False,
+                   "nullable": False, "filters": []}]}
+    with open(os.path.join(tmp.path, "many_schema.json"), "w") as f:
+        json.dump(schema, f)
+    for cmd in ([mk, "create", local, "--schema", f.name, "--timestamp", "1700000000000"],
+                [mk, "write", local, "--timestamp", "1700000001000", "--synthetic", "5",
+                 "--fragments", "1100"]):
+        p = subprocess.run(cmd, capture_output=True, timeout=300)
+        if not c.eq(p.returncode, 0, f"{' '.join(cmd[:2])} many ({p.stderr[:200]!r})"):
+            return
+    s3.upload_tree(local, "many")
+    want = viewer(bin_dir, local, "attributes/a.bin", None).stdout
+    proxy.set()
+    proxy.reset_counts()
+    env = s3.env(endpoint=proxy.endpoint)
+    p = subprocess.run([os.path.join(bin_dir, "tiledbfs-view"), "-o", "s3_recheck=3600",
+                        s3.uri("many"), "attributes/a.bin"], env=env, capture_output=True,
+                       timeout=600)
+    c.ok(p.returncode == 0 and p.stdout == want, "many: a.bin from S3 is the local bytes",
+         p.stderr.decode()[:200])
+    pages = {}
+    for method, path, _ in proxy.requests:
+        if "list-type=" in path:
+            prefix = path.split("prefix=")[1].split("&")[0].replace("%2F", "/")
+            pages[prefix] = pages.get(prefix, 0) + 1
+    bad = []
+    for prefix, n in pages.items():
+        folder = os.path.join(local, prefix[len("many/"):])
+        keys = len(os.listdir(folder))
+        if n != max(1, -(-keys // 1000)):
+            bad.append(f"{prefix}: {n} LISTs for {keys} keys")
+    c.ok(pages.get("many/__commits/") == 2, "many: __commits/ (1100 keys) is listed in 2 pages",
+         str(pages))
+    c.eq(bad, [], "many: each folder listed once, in ceil(keys / 1000) pages")
+    c.eq(proxy.counts()["HEAD"], 0, "many: no HEAD")
+
+
 def check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp):
     env = s3.env(endpoint=proxy.endpoint)
     exe = os.path.join(bin_dir, "tiledbfs")
@@ -378,6 +428,7 @@ def main():
                 if mode == "viewer":
                     check_viewer(c, bin_dir, corpus, s3, proxy, prefix, refs)
                     check_big_read(c, bin_dir, s3, proxy, tmp)
+                    check_many_fragments(c, bin_dir, s3, proxy, tmp)
                 else:
                     check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp)
             finally:

@@ -85,6 +85,7 @@ class S3Storage final : public Storage {
   bool Exists(const std::string& path) const override;
   bool IsDir(const std::string& path) const override;
   std::string root() const override { return root_; }
+  size_t PreferredParallelism() const override { return config_.parallel; }
 
   const S3Counters& counters() const { return counters_; }
 
