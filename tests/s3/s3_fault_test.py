@@ -199,28 +199,38 @@ class Daemon:
         return self.log.read().decode(errors="replace")
 
 
-def check_big_read(c, bin_dir, s3, proxy, tmp):
-    """cat attributes/a.bin of a dense array of 2 fragments x 100 tiles of
-    80 KB (written by tiledb-mkarray): the bytes fetched are at most 1.05x
-    the tile files' bytes (no tile fetched twice, no read-through beyond
-    that), one GET per tile at most, and the bytes are the local ones."""
-    local = os.path.join(tmp.path, "big_dense")
+def make_dense(c, bin_dir, tmp, name, cells, extent, fragments):
+    """A dense INT64-dimension array of `cells` INT32 cells (a), no filters,
+    written by tiledb-mkarray in `fragments` row bands; its folder, or None."""
+    local = os.path.join(tmp.path, name)
     mk = os.path.join(bin_dir, "tiledb-mkarray")
     schema = {
         "array_type": "dense", "tile_order": "row-major", "cell_order": "row-major",
         "capacity": 10000, "allows_dups": False,
         "dims": [{"name": "x", "type": "INT64", "cell_val_num": 1, "var": False,
-                  "domain": [1, 2000000], "tile_extent": 20000, "filters": []}],
+                  "domain": [1, cells], "tile_extent": extent, "filters": []}],
         "attrs": [{"name": "a", "type": "INT32", "cell_val_num": 1, "var": False,
                    "nullable": False, "filters": []}]}
-    with open(os.path.join(tmp.path, "big_schema.json"), "w") as f:
+    schema_path = os.path.join(tmp.path, name + "_schema.json")
+    with open(schema_path, "w") as f:
         json.dump(schema, f)
-    for cmd in ([mk, "create", local, "--schema", f.name, "--timestamp", "1700000000000"],
+    for cmd in ([mk, "create", local, "--schema", schema_path, "--timestamp", "1700000000000"],
                 [mk, "write", local, "--timestamp", "1700000001000", "--synthetic", "7",
-                 "--fragments", "2"]):
-        p = subprocess.run(cmd, capture_output=True, timeout=120)
-        if not c.eq(p.returncode, 0, f"{' '.join(cmd[:2])} big_dense ({p.stderr[:200]!r})"):
-            return
+                 "--fragments", str(fragments)]):
+        p = subprocess.run(cmd, capture_output=True, timeout=300)
+        if not c.eq(p.returncode, 0, f"{' '.join(cmd[:2])} {name} ({p.stderr[:200]!r})"):
+            return None
+    return local
+
+
+def check_big_read(c, bin_dir, s3, proxy, tmp):
+    """cat attributes/a.bin of a dense array of 2 fragments x 100 tiles of
+    80 KB (written by tiledb-mkarray): the bytes fetched are at most 1.05x
+    the tile files' bytes (no tile fetched twice, no read-through beyond
+    that), one GET per tile at most, and the bytes are the local ones."""
+    local = make_dense(c, bin_dir, tmp, "big_dense", 2000000, 20000, 2)
+    if local is None:
+        return
     s3.upload_tree(local, "big_dense")
     tiles = [os.path.join(r, f) for r, _, fs in os.walk(local) for f in fs if f == "a0.tdb"]
     tile_bytes = sum(os.path.getsize(t) for t in tiles)
@@ -281,23 +291,9 @@ def check_many_fragments(c, bin_dir, s3, proxy, tmp):
     """An array of 1100 fragments (tiledb-mkarray): its folders of more than
     1000 keys are listed in ceil(keys / 1000) pages, each once (s3_recheck
     long enough that nothing is listed again), and a.bin is the local one."""
-    local = os.path.join(tmp.path, "many")
-    mk = os.path.join(bin_dir, "tiledb-mkarray")
-    schema = {
-        "array_type": "dense", "tile_order": "row-major", "cell_order": "row-major",
-        "capacity": 10000, "allows_dups": False,
-        "dims": [{"name": "x", "type": "INT64", "cell_val_num": 1, "var": False,
-                  "domain": [1, 2200], "tile_extent": 2, "filters": []}],
-        "attrs": [{"name": "a", "type": "INT32", "cell_val_num": 1, "var": False,
-                   "nullable": False, "filters": []}]}
-    with open(os.path.join(tmp.path, "many_schema.json"), "w") as f:
-        json.dump(schema, f)
-    for cmd in ([mk, "create", local, "--schema", f.name, "--timestamp", "1700000000000"],
-                [mk, "write", local, "--timestamp", "1700000001000", "--synthetic", "5",
-                 "--fragments", "1100"]):
-        p = subprocess.run(cmd, capture_output=True, timeout=300)
-        if not c.eq(p.returncode, 0, f"{' '.join(cmd[:2])} many ({p.stderr[:200]!r})"):
-            return
+    local = make_dense(c, bin_dir, tmp, "many", 2200, 2, 1100)
+    if local is None:
+        return
     s3.upload_tree(local, "many")
     want = viewer(bin_dir, local, "attributes/a.bin", None).stdout
     proxy.set()
