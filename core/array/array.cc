@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <set>
-#include <thread>
 
 #include "core/array/array_view.h"
 #include "core/array/conditions.h"
@@ -258,30 +256,10 @@ Status Array::LoadFragments(const std::vector<size_t>& want) {
       if (!table_->loaded[i]) missing.push_back(i);
     }
   }
-  // Where each load is a round trip (S3), several run at once; the first
-  // error in listing order is the answer.
-  const size_t workers = std::min(storage_->PreferredParallelism(), missing.size());
-  std::vector<std::optional<Error>> errors(missing.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t k; (k = next.fetch_add(1)) < missing.size();) {
-      const size_t i = missing[k];
-      Result<std::shared_ptr<FragmentMetadata>> md = LoadFragment(listing_.fragments[i]);
-      if (!md.ok()) {
-        errors[k] = md.error();
-        next.store(missing.size());  // no more loads start
-        continue;
-      }
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!table_->loaded[i]) table_->loaded[i] = std::move(md).value();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-  for (const std::optional<Error>& e : errors) {
-    if (e) return *e;
+  for (size_t i : missing) {
+    ASSIGN_OR_RETURN(std::shared_ptr<FragmentMetadata> md, LoadFragment(listing_.fragments[i]));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!table_->loaded[i]) table_->loaded[i] = std::move(md);
   }
   return Ok();
 }

@@ -100,7 +100,9 @@ HttpClient::HttpClient(Options options) : options_(options), shared_(new Shared(
     curl_share_setopt(shared_->share, CURLSHOPT_USERDATA, &shared_->locks);
     curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    // Not CURL_LOCK_DATA_CONNECT: libcurl does not support sharing
+    // connections between concurrent threads (it corrupted the heap under
+    // load here); each pooled handle keeps its own kept-alive connections.
   }
 }
 

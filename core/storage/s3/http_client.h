@@ -1,6 +1,6 @@
-// HTTP over libcurl for the S3 storage: a pool of easy handles sharing one
-// connection cache, DNS cache and TLS session cache (CURLSH), so requests
-// reuse kept-alive connections and resumed TLS sessions. https is verified
+// HTTP over libcurl for the S3 storage: a pool of easy handles, each
+// keeping its kept-alive connections, sharing one DNS cache and TLS session
+// cache (CURLSH), so requests reuse connections and resume TLS sessions. https is verified
 // against the system CA store; plain http is allowed (loopback stores).
 // Thread-safe: any number of threads may Perform at once.
 #pragma once
