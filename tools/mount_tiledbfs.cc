@@ -2,6 +2,7 @@
 // and /etc/fstab lines work:
 //
 //   /data/my_array  /mnt/my_array  tiledbfs  ro,noauto,timestamp=1700000002000  0 0
+//   s3://bucket/my_array  /mnt/s3_array  tiledbfs  ro,noauto,_netdev,s3_region=eu-west-1  0 0
 //
 // mount(8) calls  mount.tiledbfs SOURCE DIR [-sfnv] [-N NS] [-o OPTS] [-t TYPE].
 // We translate that into `tiledbfs [-o OPTS'] SOURCE DIR` and exec it: the

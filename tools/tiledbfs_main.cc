@@ -2,6 +2,9 @@
 //
 //   tiledbfs [options] ARRAY_OR_GROUP MOUNTPOINT
 //
+// ARRAY_OR_GROUP is a local folder or s3://bucket/prefix (credentials from
+// the environment or ~/.aws only: core/storage/s3/s3_config.h).
+//
 // Options (fusefs/fuse/options.h has the exact forms):
 //   -o timestamp=T      pin the view: ms since the epoch, or ISO 8601 UTC
 //                       (2023-11-14T22:13:22, ...22.500, ...22.500Z)
@@ -9,6 +12,8 @@
 //                       digits (trailing newline ok); never printed
 //   -o cache_size=SIZE  decoded-tile cache, e.g. 256M (default), 1G
 //   -o page_cache       every open reads through the kernel's page cache
+//   -o s3_endpoint=URL,s3_region=R,s3_profile=P,s3_addressing=path|virtual,
+//      s3_anonymous,s3_parallel=N,s3_recheck=SECONDS   sources on S3
 //   -f                  foreground;  -d  debug (foreground, libfuse traces)
 //   -s                  single-threaded
 //   -o OPT              other FUSE mount options pass through (allow_other,
@@ -30,6 +35,7 @@
 //   4  mount point problem or mount failure: missing or not a directory,
 //      no permission, no /dev/fuse, mount(2)/fusermount3 failed, or the
 //      FUSE session failed
+//   5  S3 credentials: none found, or the store refused them (HTTP 403)
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,6 +50,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
+#include "core/storage/s3/s3_storage.h"
 #include "fusefs/fuse/fuse_adapter.h"
 #include "fusefs/fuse/options.h"
 #include "fusefs/model/key_file.h"
@@ -63,6 +70,7 @@ constexpr int kExitUsage = 1;
 constexpr int kExitArray = 2;
 constexpr int kExitKey = 3;
 constexpr int kExitMount = 4;
+constexpr int kExitCredentials = 5;
 
 void PrintUsage(FILE* out) {
   std::fprintf(out,
@@ -77,6 +85,13 @@ void PrintUsage(FILE* out) {
                "  -o cache_size=SIZE  decoded tile cache (default 256M; K, M, G, T)\n"
                "  -o page_cache       every open reads through the kernel's page cache\n"
                "                      (default: the first open of a file streams past it)\n"
+               "  -o s3_endpoint=URL  S3-compatible store (default: AWS, or AWS_ENDPOINT_URL)\n"
+               "  -o s3_region=R      region (default: AWS_REGION, the profile's, us-east-1)\n"
+               "  -o s3_profile=P     profile in ~/.aws/credentials and ~/.aws/config\n"
+               "  -o s3_addressing=path|virtual  bucket in the path or in the host name\n"
+               "  -o s3_anonymous     unsigned requests (public buckets)\n"
+               "  -o s3_parallel=N    concurrent GETs of one read (default 16)\n"
+               "  -o s3_recheck=SEC   look for new commits at most this often (default 1)\n"
                "  -f                  stay in the foreground\n"
                "  -d                  debug: foreground, print every FUSE request\n"
                "  -s                  single-threaded\n"
@@ -85,7 +100,8 @@ void PrintUsage(FILE* out) {
                "  -V, --version       versions\n"
                "\n"
                "exit codes: 0 mounted, 1 usage, 2 cannot open the array or group,\n"
-               "            3 key problem, 4 mount point problem or mount failed\n"
+               "            3 key problem, 4 mount point problem or mount failed,\n"
+               "            5 S3 credentials missing or refused\n"
                "\n"
                "unmount with: fusermount3 -u MOUNTPOINT\n");
 }
@@ -127,6 +143,7 @@ int Run(int argc, char** argv) {
 
   fs::TreeOptions tree_options;
   tree_options.timestamp_ms = cl.timestamp_ms;
+  tree_options.s3 = cl.s3;
   if (cl.cache_bytes) tree_options.cache_bytes = *cl.cache_bytes;
   if (cl.key_file) {
     auto key = fs::ReadKeyFile(*cl.key_file);
@@ -150,7 +167,9 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "tiledbfs: bad mount point %s: not a directory\n", cl.mountpoint.c_str());
     return kExitMount;
   }
-  const std::string source = RealPath(cl.source, &err);
+  // An s3:// URI is no path: as given.
+  const bool s3 = tiledbfs::core::s3::IsS3Uri(cl.source);
+  const std::string source = s3 ? cl.source : RealPath(cl.source, &err);
   if (err != 0) {
     std::fprintf(stderr, "tiledbfs: cannot open %s: %s\n", cl.source.c_str(), std::strerror(err));
     return kExitArray;
@@ -160,6 +179,7 @@ int Run(int argc, char** argv) {
   if (!tree.ok()) {
     const auto& e = tree.error();
     std::fprintf(stderr, "tiledbfs: cannot open %s: %s\n", cl.source.c_str(), e.ToString().c_str());
+    if (e.code() == ErrorCode::kAccessDenied) return kExitCredentials;
     return e.code() == ErrorCode::kKey ? kExitKey : kExitArray;
   }
 

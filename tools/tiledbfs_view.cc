@@ -1,4 +1,8 @@
-// tiledbfs-view [--key-file F] [--timestamp T] [--stats] ARRAY [PATH]
+// tiledbfs-view [--key-file F] [--timestamp T] [--stats] [-o s3_OPT=V,...] ARRAY [PATH]
+//
+// ARRAY is a local folder or s3://bucket/prefix; -o takes tiledbfs's s3_*
+// mount options (core/storage/s3/s3_config.h), credentials come from the
+// environment or ~/.aws only.
 //
 // Renders the tiledbfs namespace of an array or group without FUSE: lists a
 // directory (one name per line, directories with a trailing '/') or writes a
@@ -9,6 +13,7 @@
 #include <vector>
 
 #include "core/read/tile_source.h"
+#include "core/storage/s3/s3_config.h"
 #include "fusefs/model/instant.h"
 #include "fusefs/model/key_file.h"
 #include "fusefs/model/tree.h"
@@ -16,13 +21,27 @@
 
 namespace {
 
+// "a,b=c" -> {"a", "b=c"}.
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    if (end > start) out.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 int Usage() {
   std::fprintf(
       stderr,
-      "usage: tiledbfs-view [--key-file FILE] [--timestamp T] [--stats] ARRAY_OR_GROUP "
-      "[PATH]\n"
+      "usage: tiledbfs-view [--key-file FILE] [--timestamp T] [--stats] [-o s3_OPT=V,...]\n"
+      "                     ARRAY_OR_GROUP [PATH]\n"
       "  lists the directory PATH of the tiledbfs namespace, one name per line,\n"
       "  or writes the file PATH to stdout. T: milliseconds or ISO 8601 (UTC).\n"
+      "  ARRAY_OR_GROUP: a folder or s3://bucket/prefix; -o: tiledbfs's s3_* options.\n"
       "  --stats: at exit, the tiles decoded and stored bytes they came from, on stderr.\n");
   return 2;
 }
@@ -52,6 +71,15 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--stats") {
       stats.on = true;
+    } else if (a == "-o" && i + 1 < argc) {
+      for (const std::string& item : SplitList(argv[++i])) {
+        auto s3 = core::s3::ApplyS3Option(item, options.s3);
+        if (!s3.ok() || !*s3) {
+          std::fprintf(stderr, "tiledbfs-view: %s\n",
+                       s3.ok() ? ("unknown option " + item).c_str() : s3.error().message().c_str());
+          return 2;
+        }
+      }
     } else if ((a == "--key-file" || a == "--timestamp") && i + 1 < argc) {
       std::string v = argv[++i];
       if (a == "--key-file") {

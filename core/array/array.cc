@@ -390,7 +390,10 @@ bool Array::Changed() const {
     return false;
   }
   auto now = ListArray(*storage_, limits_);
-  if (!now.ok()) return true;
+  // A store that cannot be reached (S3 down: kIo after the retries) says
+  // nothing about the array: the state last seen keeps being served, rather
+  // than every lookup failing on a reopen (issue 38).
+  if (!now.ok()) return now.error().code() != ErrorCode::kIo;
   auto names = [](const ArrayListing& l) {
     std::vector<std::string> v;
     for (const auto& f : l.fragments) v.push_back(f.dir);

@@ -69,6 +69,11 @@ class Storage {
     return std::nullopt;
   }
 
+  // How many independent reads are worth making at once: 1 where reads are
+  // local and cheap, more where each costs a network round trip (S3Storage:
+  // -o s3_parallel). For loaders of many small files (not used yet).
+  virtual size_t PreferredParallelism() const { return 1; }
+
   // The whole file.
   Result<ByteVec> ReadAll(const std::string& path) const;
 

@@ -18,6 +18,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "out of memory";
     case ErrorCode::kKey:
       return "encryption key";
+    case ErrorCode::kAccessDenied:
+      return "access denied";
   }
   return "error";
 }

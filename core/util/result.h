@@ -20,6 +20,7 @@ enum class ErrorCode {
   kInvalidArgument,  // the caller asked for something malformed
   kOutOfMemory,      // a limit (core/util/limits.h) would be exceeded
   kKey,              // missing or wrong encryption key
+  kAccessDenied,     // the object store refused our credentials (or found none)
 };
 
 std::string_view ErrorCodeName(ErrorCode code);
@@ -37,6 +38,7 @@ class Error {
   }
   static Error OutOfMemory(std::string m) { return {ErrorCode::kOutOfMemory, std::move(m)}; }
   static Error Key(std::string m) { return {ErrorCode::kKey, std::move(m)}; }
+  static Error AccessDenied(std::string m) { return {ErrorCode::kAccessDenied, std::move(m)}; }
 
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }

@@ -63,6 +63,8 @@ Result<bool> ApplyOwnOption(std::string_view item, CommandLine& cl) {
     cl.debug = true;
     return true;
   }
+  ASSIGN_OR_RETURN(bool s3, core::s3::ApplyS3Option(item, cl.s3));
+  if (s3) return true;
   if (name == "ro" && !has_value) return true;  // always read-only
   if (name == "rw" && !has_value) {
     return Usage("'rw' is not supported: tiledbfs mounts are read-only");

@@ -16,6 +16,9 @@
 //     -o page_cache       every open reads through the kernel's page cache
 //                         (default: a file's first open streams past it
 //                         where the kernel allows: fuse_adapter.h)
+//     -o s3_endpoint=URL, s3_region=R, s3_profile=P, s3_addressing=path|virtual,
+//        s3_anonymous, s3_parallel=N, s3_recheck=SECONDS
+//                         sources on S3 (core/storage/s3/s3_config.h)
 //     -o OPT[=V]          any other: passed to libfuse (allow_other, ...)
 //     -f                  stay in the foreground
 //     -d, -o debug        foreground, and libfuse prints every request
@@ -31,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/storage/s3/s3_config.h"
 #include "core/util/result.h"
 
 namespace tiledbfs::fusefs {
@@ -44,6 +48,7 @@ struct CommandLine {
   std::optional<std::string> key_file;
   std::optional<uint64_t> cache_bytes;
   bool page_cache = false;  // -o page_cache
+  core::s3::S3Options s3;   // -o s3_*
   bool foreground = false;
   bool debug = false;
   bool single_thread = false;

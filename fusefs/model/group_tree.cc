@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/metadata/metadata.h"
+#include "core/storage/s3/s3_storage.h"
 #include "core/util/text.h"
 #include "fusefs/model/documents.h"
 #include "fusefs/model/string_file.h"
@@ -50,13 +51,15 @@ Result<Tree*> GroupTree::Member(const std::string& file_name) {
     std::string path;
     if (m.relative) {
       path = root_ + "/" + m.uri;
+    } else if (core::s3::IsS3Uri(m.uri)) {
+      path = m.uri;
     } else if (m.uri.rfind("file://", 0) == 0) {
       path = m.uri.substr(7);
     } else if (!m.uri.empty() && m.uri[0] == '/') {
       path = m.uri;
     } else {
       return Error::Unsupported(
-          fmt::format("member {}: URI {} is not a local folder", m.name, m.uri));
+          fmt::format("member {}: URI {} is neither a local folder nor s3://", m.name, m.uri));
     }
     ASSIGN_OR_RETURN(std::unique_ptr<Tree> t, OpenFolder(path, options_, caches_));
     Tree* raw = t.get();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/filters/filter_pipeline.h"
+#include "core/storage/s3/s3_config.h"
 #include "core/util/pieces.h"
 #include "core/util/result.h"
 
@@ -69,6 +70,8 @@ struct TreeOptions {
   // arrays make many pieces and batches.
   uint64_t piece_cells = 0;
   uint64_t layout_batch_cells = 65536;
+  // Sources s3://bucket/prefix: settings over the environment (s3_config.h).
+  core::s3::S3Options s3;
 };
 
 class Tree {

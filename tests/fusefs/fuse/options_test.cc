@@ -24,6 +24,24 @@ void ExpectUsageError(std::vector<std::string> args, const std::string& substrin
   EXPECT_NE(r.error().message().find(substring), std::string::npos) << r.error().message();
 }
 
+// The s3_* options are ours (core/storage/s3/s3_config.h), not libfuse's.
+TEST(ParseCommandLine, S3Options) {
+  auto cl = Parse({"-o", "s3_endpoint=http://127.0.0.1:9000,s3_region=eu-west-1,allow_other",
+                   "-os3_anonymous,s3_parallel=8,s3_recheck=0.5,s3_addressing=path",
+                   "s3://bucket/array", "/mnt"});
+  ASSERT_TRUE(cl.ok()) << cl.error().message();
+  EXPECT_EQ(cl->source, "s3://bucket/array");
+  EXPECT_EQ(*cl->s3.endpoint, "http://127.0.0.1:9000");
+  EXPECT_EQ(*cl->s3.region, "eu-west-1");
+  EXPECT_TRUE(cl->s3.anonymous);
+  EXPECT_EQ(*cl->s3.parallel, 8u);
+  EXPECT_EQ(*cl->s3.recheck_seconds, 0.5);
+  EXPECT_TRUE(*cl->s3.path_style);
+  EXPECT_EQ(cl->fuse_options, std::vector<std::string>{"allow_other"});
+  ExpectUsageError({"-o", "s3_parallel=0", "s3://b/a", "/mnt"}, "s3_parallel=0");
+  ExpectUsageError({"-o", "s3_secret_key=x", "s3://b/a", "/mnt"}, "unknown S3 option");
+}
+
 // -o timestamp=T takes exactly what a history/<T> lookup takes (the model's
 // ParseInstant); these are the forms README promises.
 TEST(ParseTimestamp, Milliseconds) {

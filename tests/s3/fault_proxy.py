@@ -1,0 +1,169 @@
+"""A fault-injecting HTTP proxy for the S3 tests, on loopback only.
+
+  proxy = FaultProxy(upstream_port)      # started; proxy.port
+  proxy.set(latency_ms=10, every=3, faults=["503", "reset", "truncate"])
+  ... requests to http://127.0.0.1:<proxy.port> ...
+  proxy.counts()  # {"LIST": n, "GET": n, "HEAD": n, "other": n, "faults": n}
+
+Every request is forwarded to the upstream server (s3rver) as it came,
+after `latency_ms`. Faults are deterministic, not random: when `every` > 0,
+each every-th request (1-based count of requests that reach the proxy)
+gets the next fault of `faults`, in turn:
+  "503"       an S3 503 SlowDown error body, nothing forwarded
+  "500"       an S3 500 InternalError
+  "reset"     the connection closed without an answer (RST)
+  "truncate"  the upstream answer with its headers (Content-Length too) but
+              only the first half of its body, then the connection closed
+  "short206"  a ranged GET's 206 answered with a Content-Range and body one
+              byte shorter than asked (the server lies coherently)
+`every=1` makes every request fail. Counting: requests by kind (LIST =
+GET with list-type, GET, HEAD, other), the faults injected, and the bytes
+of the bodies sent.
+"""
+import http.client
+import http.server
+import socket
+import socketserver
+import struct
+import threading
+import time
+
+S3_ERRORS = {
+    "503": (503, "SlowDown", "Please reduce your request rate."),
+    "500": (500, "InternalError", "We encountered an internal error. Please try again."),
+}
+
+
+class FaultProxy:
+    def __init__(self, upstream_port):
+        self.upstream_port = upstream_port
+        self.lock = threading.Lock()
+        self.latency_ms = 0
+        self.every = 0
+        self.faults = []
+        self.n = 0
+        self.next_fault = 0
+        self.stats = {"LIST": 0, "GET": 0, "HEAD": 0, "other": 0, "faults": 0, "bytes": 0}
+        self.requests = []  # (method, path, range) of each request
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                proxy.handle(self)
+
+            do_HEAD = do_PUT = do_POST = do_DELETE = do_GET
+
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def endpoint(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def set(self, latency_ms=0, every=0, faults=()):
+        with self.lock:
+            self.latency_ms, self.every, self.faults = latency_ms, every, list(faults)
+            self.next_fault = 0
+
+    def reset_counts(self):
+        with self.lock:
+            for k in self.stats:
+                self.stats[k] = 0
+            self.requests = []
+
+    def counts(self):
+        with self.lock:
+            return dict(self.stats)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    # ------------------------------------------------------------ handling
+
+    def handle(self, h):
+        length = int(h.headers.get("Content-Length") or 0)
+        body = h.rfile.read(length) if length else None
+        kind = h.command if h.command in ("GET", "HEAD") else "other"
+        if kind == "GET" and "list-type=" in h.path:
+            kind = "LIST"
+        with self.lock:
+            self.n += 1
+            self.stats[kind] += 1
+            self.requests.append((h.command, h.path, h.headers.get("Range")))
+            fault = None
+            if self.every and self.faults and self.n % self.every == 0:
+                fault = self.faults[self.next_fault % len(self.faults)]
+                self.next_fault += 1
+                self.stats["faults"] += 1
+            latency = self.latency_ms
+        if latency:
+            time.sleep(latency / 1000)
+        if fault in S3_ERRORS:
+            status, code, message = S3_ERRORS[fault]
+            self.reply(h, status, {"Content-Type": "application/xml"},
+                       f"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code>"
+                       f"<Message>{message}</Message></Error>".encode())
+            return
+        if fault == "reset":
+            self.reset(h)
+            return
+        headers = {k: v for k, v in h.headers.items() if k.lower() not in ("connection",)}
+        conn = http.client.HTTPConnection("127.0.0.1", self.upstream_port, timeout=60)
+        try:
+            conn.request(h.command, h.path, body=body, headers=headers)
+            r = conn.getresponse()
+            data = r.read()
+            out = {k: v for k, v in r.getheaders()
+                   if k.lower() not in ("connection", "keep-alive", "transfer-encoding",
+                                        "content-length")}
+            status = r.status
+        finally:
+            conn.close()
+        if fault == "truncate" and len(data) > 1:
+            h.send_response(status)
+            for k, v in out.items():
+                h.send_header(k, v)
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data[: len(data) // 2])
+            h.wfile.flush()
+            self.reset(h)
+            return
+        if fault == "short206" and status == 206 and len(data) > 1:
+            first, rest = out["Content-Range"].split(" ")[1].split("-")
+            last, total = rest.split("/")
+            out["Content-Range"] = f"bytes {first}-{int(last) - 1}/{total}"
+            data = data[:-1]
+        self.reply(h, status, out, data)
+
+    def reply(self, h, status, headers, data):
+        h.send_response(status)
+        for k, v in headers.items():
+            h.send_header(k, v)
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        if h.command != "HEAD":
+            h.wfile.write(data)
+            with self.lock:
+                self.stats["bytes"] += len(data)
+
+    @staticmethod
+    def reset(h):
+        h.close_connection = True
+        try:
+            h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            h.connection.close()
+        except OSError:
+            pass

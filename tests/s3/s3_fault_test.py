@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""S3 faults and request counts, through a fault-injecting proxy
+(fault_proxy.py) between tiledbfs and a real s3rver.
+
+  s3_fault_test.py viewer|mount BIN_DIR CORPUS
+
+Arrays of CORPUS/arrays are uploaded; the reference bytes of each file come
+from tiledbfs-view on the local copy (s3_conformance_* check those against
+TileDB). Credentials are only in the environment.
+  viewer  - every 3rd request fails (503, reset, truncated body, 500, a 206
+            one byte short, in turn), 5 ms added per request: every file
+            read through tiledbfs-view is byte-identical to the reference, or
+            the command fails naming the object and the attempts; never a
+            wrong byte, never a hang (each run is bounded)
+          - every request 503: the read fails naming the object, "HTTP 503
+            SlowDown" and the attempts
+          - request counts (no faults): opening an array lists each of its
+            folders at most once, never HEADs, and GETs each schema and each
+            fragment's metadata once; cat of a 200-tile a.bin fetches at
+            most 1.05x its tiles' bytes, at most one GET per tile; an array
+            of 1100 fragments: each folder listed once in ceil(keys / 1000)
+            pages, no HEAD
+  mount   - tiledbfs -f through the proxy: under the same faults every file
+            reads the reference bytes; then every request 503: each read
+            gives the reference bytes (cached) or EIO, at least one EIO, and
+            the daemon's log names the object, the HTTP status and the
+            attempts; healthy again: every file reads right (the daemon
+            survived); a fragment uploaded after the mount shows at the
+            live root; with s3_recheck=3600, ls -l and stat of every entry
+            make no request.
+"""
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "mount"))
+import fault_proxy  # noqa: E402
+import mountlib as ml  # noqa: E402
+import s3lib  # noqa: E402
+
+ARRAYS = ["dense_1d", "dense_2d_fragments", "sparse_2d", "sparse_strdim", "metadata", "group"]
+FAULTS = ["503", "reset", "truncate", "500", "short206"]
+
+
+def viewer(bin_dir, src, vpath, env, timeout=90):
+    cmd = [os.path.join(bin_dir, "tiledbfs-view"), src] + ([vpath] if vpath else [])
+    return subprocess.run(cmd, env=env, capture_output=True, timeout=timeout)
+
+
+def files_of(bin_dir, local):
+    """The files to compare: the root's and its attributes/, dimensions/ and
+    the first history view's, as the local viewer lists them."""
+    out = []
+
+    def ls(vpath):
+        p = viewer(bin_dir, local, vpath, None)
+        return [n for n in p.stdout.decode().splitlines()] if p.returncode == 0 else []
+
+    root = ls("")
+    for n in root:
+        if not n.endswith("/"):
+            out.append(n)
+    for d in ("attributes", "dimensions", "metadata"):
+        if d + "/" in root:
+            out += [f"{d}/{n}" for n in ls(d) if not n.endswith("/")]
+    if "history/" in root:
+        hist = [n for n in ls("history") if n.endswith("/")]
+        if hist:
+            h = "history/" + hist[0].rstrip("/")
+            out += [f"{h}/attributes/{n}" for n in ls(h + "/attributes")]
+    return out
+
+
+def references(bin_dir, corpus, names):
+    refs = {}
+    for name in names:
+        local = os.path.join(corpus, "arrays", name)
+        for f in files_of(bin_dir, local):
+            p = viewer(bin_dir, local, f, None)
+            if p.returncode == 0:
+                refs[(name, f)] = p.stdout
+    return refs
+
+
+def check_viewer(c, bin_dir, corpus, s3, proxy, prefix, refs):
+    env = s3.env(endpoint=proxy.endpoint)
+    # Faults on every third request.
+    proxy.set(latency_ms=5, every=3, faults=FAULTS)
+    proxy.reset_counts()
+    wrong, failed_ok, failed_bad, good = [], 0, [], 0
+    for (name, f), want in refs.items():
+        uri = f"{s3.uri(prefix)}/{name}"
+        try:
+            p = viewer(bin_dir, uri, f, env)
+        except subprocess.TimeoutExpired:
+            failed_bad.append(f"{name}/{f}: hung")
+            continue
+        if p.returncode == 0:
+            if p.stdout == want:
+                good += 1
+            else:
+                wrong.append(f"{name}/{f}")
+        else:
+            err = p.stderr.decode(errors="replace")
+            if "s3://" in err and "attempt" in err:
+                failed_ok += 1
+            else:
+                failed_bad.append(f"{name}/{f}: {err.strip()[:200]}")
+    injected = proxy.counts()["faults"]
+    c.ok(injected > 0, "faults were injected", str(proxy.counts()))
+    c.eq(wrong, [], f"under faults: no file read with a wrong byte ({len(refs)} files)")
+    c.eq(failed_bad, [], "under faults: a failed read names the object and the attempts")
+    c.ok(good >= len(refs) // 2, f"under faults: most reads succeed after retries "
+         f"({good} good, {failed_ok} failed cleanly, {injected} faults)")
+
+    # Every request fails.
+    proxy.set(every=1, faults=["503"])
+    name = ARRAYS[0]
+    t0 = time.monotonic()
+    p = viewer(bin_dir, f"{s3.uri(prefix)}/{name}", "data.csv", env)
+    err = p.stderr.decode(errors="replace")
+    c.ok(p.returncode != 0, "every request 503: the read fails")
+    for s in (f"{s3.uri(prefix)}/{name}", "HTTP 503 SlowDown", "after 6 attempts"):
+        c.ok(s in err, f"every request 503: the message says {s!r}", err.strip()[:300])
+    c.ok(time.monotonic() - t0 < 30, "every request 503: fails within 30 s")
+
+    # Request counts, no faults.
+    proxy.set()
+    for name in ("dense_2d_fragments", "sparse_2d"):
+        local = os.path.join(corpus, "arrays", name)
+        folders = [""] + [d for d in sorted(os.listdir(local))
+                          if d in ("__schema", "__commits", "__fragments", "__fragment_meta",
+                                   "__meta", "__labels")
+                          and any(files for _, _, files in os.walk(os.path.join(local, d)))]
+        proxy.reset_counts()
+        p = viewer(bin_dir, f"{s3.uri(prefix)}/{name}", "", env)
+        counts = proxy.counts()
+        lists = [r[1] for r in proxy.requests if "list-type=" in r[1]]
+        c.ok(p.returncode == 0, f"{name}: opens through the proxy")
+        # At most once: the core lists a folder only when it needs it.
+        c.ok(0 < counts["LIST"] <= len(folders),
+             f"{name}: opening lists each folder at most once "
+             f"({', '.join(f or '/' for f in folders)})", "; ".join(lists))
+        c.eq(len(set(lists)), len(lists), f"{name}: no folder listed twice")
+        c.eq(counts["HEAD"], 0, f"{name}: no HEAD")
+        frags = [d for d in os.listdir(os.path.join(local, "__fragments"))] \
+            if os.path.isdir(os.path.join(local, "__fragments")) else []
+        c.ok(not any("__fragments%2F" in l and "%2F__" in l.split("__fragments%2F", 1)[1]
+                     for l in lists), f"{name}: no LIST of a fragment folder at open",
+             "; ".join(lists))
+        # Small files come whole, once: a schema and each fragment's metadata.
+        schemas = len(os.listdir(os.path.join(local, "__schema")))
+        c.ok(counts["GET"] <= schemas + len(frags),
+             f"{name}: one GET per schema and per fragment at open ({counts['GET']} for "
+             f"{schemas} schemas, {len(frags)} fragments)",
+             "; ".join(f"{r[1]} {r[2]}" for r in proxy.requests))
+
+
+def read_all(mnt, mine):
+    """{file: bytes or errno}."""
+    out = {}
+    for f in mine:
+        try:
+            with open(os.path.join(mnt, f), "rb") as fh:
+                out[f] = fh.read()
+        except OSError as e:
+            out[f] = e.errno
+    return out
+
+
+class Daemon:
+    """tiledbfs -f through the proxy, its log in a file."""
+
+    def __init__(self, c, exe, uri, mnt, env, log_path):
+        self.mnt, self.log_path = mnt, log_path
+        self.log = open(log_path, "w+b")
+        self.p = subprocess.Popen([exe, "-f", uri, mnt], env=env, stdout=self.log,
+                                  stderr=self.log, start_new_session=True)
+        ml.register(mnt)
+        self.ok = c.ok(ml.wait_until(lambda: os.path.ismount(mnt) or self.p.poll() is not None,
+                                     60) and os.path.ismount(mnt), f"{uri}: mounted")
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def close(self):
+        ml.unmount(self.mnt)
+        try:
+            self.p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+
+def make_dense(c, bin_dir, tmp, name, cells, extent, fragments):
+    """A dense INT64-dimension array of `cells` INT32 cells (a), no filters,
+    written by tiledb-mkarray in `fragments` row bands; its folder, or None."""
+    local = os.path.join(tmp.path, name)
+    mk = os.path.join(bin_dir, "tiledb-mkarray")
+    schema = {
+        "array_type": "dense", "tile_order": "row-major", "cell_order": "row-major",
+        "capacity": 10000, "allows_dups": False,
+        "dims": [{"name": "x", "type": "INT64", "cell_val_num": 1, "var": False,
+                  "domain": [1, cells], "tile_extent": extent, "filters": []}],
+        "attrs": [{"name": "a", "type": "INT32", "cell_val_num": 1, "var": False,
+                   "nullable": False, "filters": []}]}
+    schema_path = os.path.join(tmp.path, name + "_schema.json")
+    with open(schema_path, "w") as f:
+        json.dump(schema, f)
+    for cmd in ([mk, "create", local, "--schema", schema_path, "--timestamp", "1700000000000"],
+                [mk, "write", local, "--timestamp", "1700000001000", "--synthetic", "7",
+                 "--fragments", str(fragments)]):
+        p = subprocess.run(cmd, capture_output=True, timeout=300)
+        if not c.eq(p.returncode, 0, f"{' '.join(cmd[:2])} {name} ({p.stderr[:200]!r})"):
+            return None
+    return local
+
+
+def check_big_read(c, bin_dir, s3, proxy, tmp):
+    """cat attributes/a.bin of a dense array of 2 fragments x 100 tiles of
+    80 KB (written by tiledb-mkarray): the bytes fetched are at most 1.05x
+    the tile files' bytes (no tile fetched twice, no read-through beyond
+    that), one GET per tile at most, and the bytes are the local ones."""
+    local = make_dense(c, bin_dir, tmp, "big_dense", 2000000, 20000, 2)
+    if local is None:
+        return
+    s3.upload_tree(local, "big_dense")
+    tiles = [os.path.join(r, f) for r, _, fs in os.walk(local) for f in fs if f == "a0.tdb"]
+    tile_bytes = sum(os.path.getsize(t) for t in tiles)
+    small = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(local) for f in fs
+                if f != "a0.tdb")
+    want = viewer(bin_dir, local, "attributes/a.bin", None).stdout
+    proxy.set()
+    proxy.reset_counts()
+    p = viewer(bin_dir, s3.uri("big_dense"), "attributes/a.bin", s3.env(endpoint=proxy.endpoint))
+    counts = proxy.counts()
+    c.ok(p.returncode == 0 and p.stdout == want and len(want) == 8000000,
+         "big_dense: a.bin from S3 is the local bytes", p.stderr.decode()[:200])
+    c.ok(counts["bytes"] <= 1.05 * tile_bytes + small,
+         f"big_dense: cat a.bin fetches at most 1.05x its tiles' bytes ({counts['bytes']} for "
+         f"{tile_bytes} + {small} of schema and metadata)")
+    gets = sum(1 for r in proxy.requests if r[1].endswith("/a0.tdb"))
+    c.ok(gets <= 200, f"big_dense: at most one GET per tile ({gets} for 200 tiles)")
+
+
+def check_new_commits(c, bin_dir, corpus, s3, proxy, tmp):
+    """The live root of a mount sees a fragment written to the bucket after
+    the mount (default s3_recheck: 1 s), and history/ keeps the old state."""
+    local = os.path.join(tmp.path, "live")
+    shutil.copytree(os.path.join(corpus, "arrays", "dense_1d"), local)
+    s3.upload_tree(local, "live")
+    before = viewer(bin_dir, local, "data.csv", None).stdout
+    mnt = tmp.sub("live-mnt")
+    proxy.set()
+    p = ml.run([os.path.join(bin_dir, "tiledbfs"), s3.uri("live"), mnt],
+               env=s3.env(endpoint=proxy.endpoint))
+    ml.register(mnt)
+    if not c.eq(p.returncode, 0, "live: mounted"):
+        return
+    try:
+        c.eq(cmt_read(os.path.join(mnt, "data.csv")), before, "live: data.csv before the write")
+        mk = subprocess.run([os.path.join(bin_dir, "tiledb-mkarray"), "write", local,
+                             "--timestamp", "1800000000000", "--synthetic", "3"],
+                            capture_output=True, timeout=120)
+        c.eq(mk.returncode, 0, f"live: tiledb-mkarray write ({mk.stderr[:200]!r})")
+        after = viewer(bin_dir, local, "data.csv", None).stdout
+        c.ok(after != before, "live: the new fragment changes data.csv")
+        s3.upload_tree(local, "live")
+        c.ok(ml.wait_until(lambda: cmt_read(os.path.join(mnt, "data.csv")) == after, 30, 0.2),
+             "live: the mount shows the new fragment (within 30 s)")
+    finally:
+        ml.unmount(mnt)
+
+
+def cmt_read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        return e.errno
+
+
+def check_many_fragments(c, bin_dir, s3, proxy, tmp):
+    """An array of 1100 fragments (tiledb-mkarray): its folders of more than
+    1000 keys are listed in ceil(keys / 1000) pages, each once (s3_recheck
+    long enough that nothing is listed again), and a.bin is the local one."""
+    local = make_dense(c, bin_dir, tmp, "many", 2200, 2, 1100)
+    if local is None:
+        return
+    s3.upload_tree(local, "many")
+    want = viewer(bin_dir, local, "attributes/a.bin", None).stdout
+    proxy.set()
+    proxy.reset_counts()
+    env = s3.env(endpoint=proxy.endpoint)
+    p = subprocess.run([os.path.join(bin_dir, "tiledbfs-view"), "-o", "s3_recheck=3600",
+                        s3.uri("many"), "attributes/a.bin"], env=env, capture_output=True,
+                       timeout=600)
+    c.ok(p.returncode == 0 and p.stdout == want, "many: a.bin from S3 is the local bytes",
+         p.stderr.decode()[:200])
+    pages = {}
+    for method, path, _ in proxy.requests:
+        if "list-type=" in path:
+            prefix = path.split("prefix=")[1].split("&")[0].replace("%2F", "/")
+            pages[prefix] = pages.get(prefix, 0) + 1
+    bad = []
+    for prefix, n in pages.items():
+        folder = os.path.join(local, prefix[len("many/"):])
+        keys = len(os.listdir(folder))
+        if n != max(1, -(-keys // 1000)):
+            bad.append(f"{prefix}: {n} LISTs for {keys} keys")
+    c.ok(pages.get("many/__commits/") == 2, "many: __commits/ (1100 keys) is listed in 2 pages",
+         str(pages))
+    c.eq(bad, [], "many: each folder listed once, in ceil(keys / 1000) pages")
+    c.eq(proxy.counts()["HEAD"], 0, "many: no HEAD")
+
+
+def check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp):
+    env = s3.env(endpoint=proxy.endpoint)
+    exe = os.path.join(bin_dir, "tiledbfs")
+    eio_total = 0
+    for name in ARRAYS:
+        mine = {f: want for (n, f), want in refs.items() if n == name}
+        uri = f"{s3.uri(prefix)}/{name}"
+        # 1. Faults on every third request: every file right (or EIO).
+        proxy.set()
+        d = Daemon(c, exe, uri, tmp.sub("a-" + name), env, os.path.join(tmp.path, f"a-{name}.log"))
+        if not d.ok:
+            d.close()
+            continue
+        proxy.set(latency_ms=5, every=3, faults=FAULTS)
+        got = read_all(d.mnt, mine)
+        bad = [f for f in mine if got[f] != mine[f] and got[f] != errno.EIO]
+        c.eq(bad, [], f"{name}: under faults every file reads right or EIO")
+        c.ok(sum(got[f] == mine[f] for f in mine) >= len(mine) // 2,
+             f"{name}: under faults most files read right")
+        c.ok(d.alive(), f"{name}: the daemon survives the faults")
+        d.close()
+
+        # 2. A fresh daemon (nothing of the data cached), then the store goes
+        #    down: right bytes or EIO with a log line; then it comes back.
+        proxy.set()
+        d = Daemon(c, exe, uri, tmp.sub("b-" + name), env, os.path.join(tmp.path, f"b-{name}.log"))
+        if not d.ok:
+            d.close()
+            continue
+        proxy.set(every=1, faults=["503"])
+        got = read_all(d.mnt, mine)
+        bad = [f for f in mine if got[f] != mine[f] and got[f] != errno.EIO]
+        eio = sum(got[f] == errno.EIO for f in mine)
+        eio_total += eio
+        c.eq(bad, [], f"{name}: store down: every read is right or EIO ({eio} EIO)")
+        c.ok(d.alive(), f"{name}: the daemon survives the store going down")
+        proxy.set()
+        # A failed listing is answered failed until due again (s3_recheck,
+        # 1 s): wait for the state, bounded.
+        state = {}
+
+        def all_right():
+            state["got"] = read_all(d.mnt, mine)
+            return all(state["got"][f] == mine[f] for f in mine)
+
+        ml.wait_until(all_right, 20, step=0.2)
+        got = state["got"]
+        bad = [f"{f}: {got[f] if isinstance(got[f], int) else 'wrong bytes'}"
+               for f in mine if got[f] != mine[f]]
+        c.eq(bad, [], f"{name}: store back: every file reads right (within 20 s)")
+        text = d.close()
+        if eio:
+            c.ok("HTTP 503 SlowDown after" in text and "attempts" in text and uri in text,
+                 f"{name}: the daemon logs the object, the status and the attempts", text[-400:])
+    c.ok(eio_total > 0, f"store down: some reads needed the store and failed with EIO "
+         f"({eio_total})")
+
+    check_new_commits(c, bin_dir, corpus, s3, proxy, tmp)
+
+    # ls -l and stat: no request per entry (no recheck within the hour).
+    name = "dense_2d_fragments"
+    mnt = tmp.sub("count-" + name)
+    proxy.set()
+    p = ml.run([exe, "-o", "s3_recheck=3600", f"{s3.uri(prefix)}/{name}", mnt], env=env)
+    ml.register(mnt)
+    if c.eq(p.returncode, 0, f"{name}: mounted with s3_recheck=3600"):
+        try:
+            ml.run(["ls", "-lR", mnt])  # the first walk may read what it needs
+            proxy.reset_counts()
+            for _ in range(2):
+                ml.run(["ls", "-l", mnt])
+                ml.run(["ls", "-l", os.path.join(mnt, "attributes")])
+                ml.run(["ls", "-l", os.path.join(mnt, "fragments")])
+                for root, dirs, files in os.walk(os.path.join(mnt, "fragments")):
+                    for x in dirs + files:
+                        os.stat(os.path.join(root, x))
+            counts = proxy.counts()
+            c.eq(counts["LIST"] + counts["HEAD"] + counts["GET"], 0,
+                 f"{name}: ls -l and stat of every entry again: no request ({counts})")
+        finally:
+            ml.unmount(mnt)
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in ("viewer", "mount"):
+        print(__doc__)
+        return 2
+    mode, bin_dir, corpus = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+    if mode == "mount":
+        ml.require_fuse()
+
+    def body(c, tmp):
+        refs = references(bin_dir, corpus, ARRAYS)
+        c.ok(len(refs) > 20, f"reference files read locally ({len(refs)})")
+        with s3lib.S3Server(tmp.path) as s3:
+            prefix = "faults"
+            for name in ARRAYS:
+                s3.upload_tree(os.path.join(corpus, "arrays", name), f"{prefix}/{name}")
+            proxy = fault_proxy.FaultProxy(s3.port)
+            try:
+                if mode == "viewer":
+                    check_viewer(c, bin_dir, corpus, s3, proxy, prefix, refs)
+                    check_big_read(c, bin_dir, s3, proxy, tmp)
+                    check_many_fragments(c, bin_dir, s3, proxy, tmp)
+                else:
+                    check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp)
+            finally:
+                proxy.close()
+
+    return ml.run_checks(f"s3_faults_{mode}", 800, "tiledbfs-s3-faults-", body)
+
+if __name__ == "__main__":
+    sys.exit(main())
