@@ -38,17 +38,6 @@ const fs::path kCorpus = fs::path(TILEDBFS_TEST_DATA) / "corpus" / "arrays";
 
 using Files = std::map<std::string, std::string>;  // path in a view -> bytes
 
-const core::Enumeration* EnumFor(const core::ArraySchema& schema,
-                                 const std::vector<core::Enumeration>& enums,
-                                 const std::string& field) {
-  int a = schema.AttributeIndex(field);
-  if (a < 0 || !schema.attributes[a].enumeration_name) return nullptr;
-  for (const auto& e : enums) {
-    if (e.name == *schema.attributes[a].enumeration_name) return &e;
-  }
-  return nullptr;
-}
-
 // Every cell file of a view, rendered whole from whole columns (ReadField).
 Files WholeFiles(const core::ArrayView& view, const std::vector<core::Enumeration>& enums) {
   const core::ArraySchema& schema = view.schema();
@@ -74,7 +63,7 @@ Files WholeFiles(const core::ArrayView& view, const std::vector<core::Enumeratio
   std::vector<CsvColumn> all;
   for (size_t k = 0; k < cols.size(); ++k) {
     const core::Column& c = cols[k];
-    const core::Enumeration* e = is_dim[k] ? nullptr : EnumFor(schema, enums, c.name);
+    const core::Enumeration* e = is_dim[k] ? nullptr : EnumerationFor(schema, enums, c.name);
     all.push_back({&c, e});
     std::string base = std::string(is_dim[k] ? "dimensions/" : "attributes/") + EscapeName(c.name);
     std::string data(c.data.begin(), c.data.end());
