@@ -58,7 +58,13 @@ run_sanitize() {
     # The mount load test reads for a fixed time; 30 s of 64 readers are
     # enough under the sanitizers (the release run keeps its 60 s).
     export LOAD_SECONDS="${LOAD_SECONDS:-30}"
-    ctest --output-on-failure -j "$(nproc)"
+    # Left to the release run, to keep CI within its time: the tests that start a
+    # viewer process per file on the oracle corpus or on S3, and the clients' and
+    # S3 corpus mount checks (Python and Node.js work, not ours). The same code
+    # runs here under their twins: the public corpus through the viewer, every
+    # corpus through a mount (one daemon), s3_faults_*, s3_group_viewer.
+    ctest --output-on-failure -j "$(nproc)" \
+      -E '^(s3_conformance_viewer|s3_conformance_viewer_oracle|s3_mount_corpus|slices_viewer_oracle_corpus|diffs_viewer_oracle_corpus|mount_csv_clients)$'
   ) || rc=$?
   if compgen -G "$logs/*" >/dev/null; then
     echo "test.sh: sanitizer reports:" >&2
