@@ -6,9 +6,6 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "core/read/coords.h"
 #include "core/util/text.h"
@@ -186,6 +183,18 @@ Result<std::optional<std::vector<core::Subarray>>> ChangedBoxes(const DiffSide& 
 // boxes it compares.
 constexpr uint64_t kChunkCells = uint64_t{1} << 20;
 
+// Cells [first, first + count) of every field of `names`.
+Result<std::vector<core::Column>> ReadRun(const core::ArrayView& view,
+                                          const std::vector<std::string>& names, uint64_t first,
+                                          uint64_t count, core::ReadState* state) {
+  std::vector<core::Column> out;
+  for (const std::string& f : names) {
+    ASSIGN_OR_RETURN(core::Column c, view.ReadFieldRange(f, first, count, state));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 // A view's fields `names` read forward a chunk at a time.
 class Cursor {
  public:
@@ -197,11 +206,7 @@ class Cursor {
     if (loaded_ && i >= first_ && i < first_ + count_) return core::Ok();
     first_ = i;
     count_ = std::min(kChunkCells, n_ - i);
-    cols_.clear();
-    for (const std::string& f : names_) {
-      ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(f, first_, count_, &state_));
-      cols_.push_back(std::move(c));
-    }
+    ASSIGN_OR_RETURN(cols_, ReadRun(*view_, names_, first_, count_, &state_));
     loaded_ = true;
     return core::Ok();
   }
@@ -217,18 +222,6 @@ class Cursor {
   uint64_t first_ = 0, count_ = 0;
   std::vector<core::Column> cols_;
 };
-
-// Cells [first, first + count) of every field of `names`.
-Result<std::vector<core::Column>> ReadRun(const core::ArrayView& view,
-                                          const std::vector<std::string>& names, uint64_t first,
-                                          uint64_t count, core::ReadState* state) {
-  std::vector<core::Column> out;
-  for (const std::string& f : names) {
-    ASSIGN_OR_RETURN(core::Column c, view.ReadFieldRange(f, first, count, state));
-    out.push_back(std::move(c));
-  }
-  return out;
-}
 
 // <0, 0, >0: cell i of `a` against cell j of `b` in row-major order of
 // their first `dims` columns (a tie of values with other bytes, -0.0 and
