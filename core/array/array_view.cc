@@ -6,6 +6,9 @@
 #include <cstdint>
 
 #include "core/read/coords.h"
+#include "core/read/dense_index.h"
+#include "core/read/packed_index.h"
+#include "core/read/sparse_index.h"
 
 namespace tiledbfs::core {
 namespace {

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "core/read/cell_index.h"
+#include "core/read/gather.h"
 #include "core/read/sparse_windows.h"
+#include "core/read/stored_order.h"
 
 namespace tiledbfs::core {
 

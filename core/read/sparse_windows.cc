@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/read/coord_tiles.h"
 #include "core/read/parallel.h"
+#include "core/read/sparse_index.h"
 
 namespace tiledbfs::core {
 namespace {

@@ -28,6 +28,8 @@
 #include <vector>
 
 #include "core/read/cell_index.h"
+#include "core/read/packed_index.h"
+#include "core/read/stored_order.h"
 
 namespace tiledbfs::core {
 

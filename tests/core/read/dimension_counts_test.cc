@@ -7,6 +7,8 @@
 #include <random>
 
 #include "core/read/cell_index.h"
+#include "core/read/packed_index.h"
+#include "core/read/sparse_index.h"
 
 namespace tiledbfs::core {
 namespace {

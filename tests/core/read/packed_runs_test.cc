@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/read/cell_index.h"
+#include "core/read/packed_index.h"
 #include "core/read/sparse_order.h"
 
 namespace tiledbfs::core {

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/read/coords.h"
+#include "core/read/sparse_index.h"
 
 namespace tiledbfs::core {
 namespace {

@@ -14,7 +14,9 @@
 #include "core/array/array.h"
 #include "core/array/array_view.h"
 #include "core/read/cell_index.h"
+#include "core/read/packed_index.h"
 #include "core/read/sparse_order.h"
+#include "core/read/stored_order.h"
 #include "tests/core/read/corpus_key.h"
 
 namespace tiledbfs::core {

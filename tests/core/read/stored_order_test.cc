@@ -2,6 +2,8 @@
 // synthetic indexes (every stored cell kept, some dropped, bad input) and
 // on every sparse view of the fixture corpus, where the chunks must hold
 // exactly the view's cells (as a multiset: the order is the storage's).
+#include "core/read/stored_order.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +15,7 @@
 #include "core/array/array.h"
 #include "core/array/array_view.h"
 #include "core/read/cell_index.h"
+#include "core/read/sparse_index.h"
 
 namespace tiledbfs::core {
 namespace {

@@ -13,6 +13,9 @@
 
 #include "core/array/array_view.h"
 #include "core/read/cell_index.h"
+#include "core/read/gather.h"
+#include "core/read/packed_index.h"
+#include "core/read/sparse_index.h"
 #include "core/read/tile_cache.h"
 #include "core/read/tile_source.h"
 #include "tests/core/write/temp_array.h"

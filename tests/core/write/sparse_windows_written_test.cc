@@ -12,6 +12,7 @@
 #include <random>
 
 #include "core/array/array_view.h"
+#include "core/read/sparse_index.h"
 #include "core/read/sparse_windows.h"
 #include "core/read/tile_cache.h"
 #include "tests/core/write/temp_array.h"

@@ -1,0 +1,130 @@
+#include "core/read/coord_tiles.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <optional>
+
+#include "core/read/parallel.h"
+
+namespace tiledbfs::core {
+
+bool ZippedCoords(const FragmentMetadata& frag) {
+  return !frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
+         frag.FieldIndex(FieldRef::Dimension(0)) < 0;
+}
+
+Result<std::vector<DecodedTile>> ReadCoordTiles(const FragmentMetadata& frag, uint64_t t,
+                                                size_t dims, bool encrypted) {
+  if (ZippedCoords(frag)) return ReadZippedCoordsTile(frag, t, encrypted);
+  std::vector<DecodedTile> out;
+  for (size_t d = 0; d < dims; ++d) {
+    ASSIGN_OR_RETURN(DecodedTile dt, ReadTile(frag, FieldRef::Dimension(d), t, encrypted));
+    out.push_back(std::move(dt));
+  }
+  return out;
+}
+
+std::vector<Result<std::vector<DecodedTile>>> ReadCoordTileBatch(
+    const ViewInputs& in, std::span<const std::pair<uint32_t, uint64_t>> tiles, size_t dims) {
+  std::vector<TileRequest> requests;
+  std::vector<size_t> zipped;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    const FragmentMetadata& frag = *in.fragments[tiles[i].first];
+    if (ZippedCoords(frag)) {
+      zipped.push_back(i);
+      continue;
+    }
+    for (size_t d = 0; d < dims; ++d) {
+      requests.push_back({&frag, FieldRef::Dimension(static_cast<uint32_t>(d)), tiles[i].second});
+    }
+  }
+  std::vector<Result<DecodedTile>> got = ReadTiles(requests, in.encrypted);
+  std::vector<std::optional<Result<std::vector<DecodedTile>>>> out(tiles.size());
+  ParallelFor(zipped.size(), [&](size_t k) {
+    const auto& [fi, t] = tiles[zipped[k]];
+    out[zipped[k]] = ReadCoordTiles(*in.fragments[fi], t, dims, in.encrypted);
+  });
+  size_t r = 0;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    if (out[i]) continue;
+    std::vector<DecodedTile> per_dim;
+    std::optional<Error> failed;
+    for (size_t d = 0; d < dims; ++d, ++r) {
+      if (failed) continue;
+      if (!got[r].ok()) {
+        failed = got[r].error();
+      } else {
+        per_dim.push_back(std::move(got[r]).value());
+      }
+    }
+    if (failed) {
+      out[i] = *failed;
+    } else {
+      out[i] = std::move(per_dim);
+    }
+  }
+  std::vector<Result<std::vector<DecodedTile>>> results;
+  results.reserve(tiles.size());
+  for (auto& o : out) results.push_back(std::move(*o));
+  return results;
+}
+
+Status ReadTileStamps(const ViewInputs& in, const FragmentMetadata& frag, uint64_t t,
+                      uint64_t cell_num, DecodedTile* stamps, DecodedTile* deleted) {
+  const FragmentFooter& ft = frag.footer();
+  if (ft.has_timestamps) {
+    ASSIGN_OR_RETURN(*stamps, ReadTile(frag, FieldRef::Timestamps(), t, in.encrypted));
+    if (stamps->fixed.size() != cell_num * 8) {
+      return Error::Corrupt(fmt::format("{}: tile {} has {} timestamp bytes for {} cells",
+                                        frag.dir(), t, stamps->fixed.size(), cell_num));
+    }
+  }
+  if (ft.has_delete_meta && in.filter_timestamps) {
+    ASSIGN_OR_RETURN(*deleted, ReadTile(frag, FieldRef::DeleteTimestamps(), t, in.encrypted));
+    if (deleted->fixed.size() != cell_num * 8) {
+      return Error::Corrupt(fmt::format("{}: tile {} has {} delete timestamp bytes for {} cells",
+                                        frag.dir(), t, deleted->fixed.size(), cell_num));
+    }
+  }
+  return Ok();
+}
+
+// then stay: DropDeletedCells takes them out after the dedup.
+void AppendVisibleCells(const ViewInputs& in, const DecodedTile* stamps, uint64_t base,
+                        uint64_t cell_num, std::vector<uint64_t>& cells) {
+  // Written through a pointer: a push_back per cell was a call per cell.
+  const size_t from = cells.size();
+  cells.resize(from + cell_num);
+  uint64_t* out = cells.data() + from;
+  if (stamps == nullptr) {
+    for (uint64_t p = 0; p < cell_num; ++p) out[p] = base | p;
+    return;
+  }
+  size_t n = 0;
+  for (uint64_t p = 0; p < cell_num; ++p) {
+    uint64_t stamp;
+    std::memcpy(&stamp, stamps->fixed.data() + p * 8, 8);
+    out[n] = base | p;
+    n += stamp <= in.timestamp ? 1 : 0;
+  }
+  cells.resize(from + n);
+}
+
+DecodedTile* DeletedSlot(const ViewInputs& in, const FragmentFooter& ft,
+                         std::vector<DecodedTile>& deleted, size_t gt, size_t tiles) {
+  if (!ft.has_delete_meta || !in.filter_timestamps) return nullptr;
+  if (deleted.empty()) deleted.resize(tiles);
+  return &deleted[gt];
+}
+
+const Range* TileMbr(const FragmentMetadata& frag, uint64_t t, size_t d, size_t dims) {
+  const FragmentFooter& ft = frag.footer();
+  if (frag.tile_num() == 1 && !ft.null_non_empty_domain && ft.non_empty_domain.size() == dims) {
+    return &ft.non_empty_domain[d];
+  }
+  auto mbrs = frag.Mbrs();
+  if (!mbrs.ok() || t >= (*mbrs)->size() || (**mbrs)[t].size() != dims) return nullptr;
+  return &(**mbrs)[t][d];
+}
+}  // namespace tiledbfs::core

@@ -1,0 +1,542 @@
+#include "core/read/gather.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <unordered_set>
+
+namespace tiledbfs::core {
+namespace {
+
+// The most bytes a read may take for its tiles to be decoded in part
+// (ReadState::parts): FUSE's largest read.
+constexpr uint64_t kPartReadBytes = uint64_t{1} << 20;
+
+// The most tiles one read decodes together before its gather: a piece of a
+// view over 10,000 small fragments crosses thousands (each its own files).
+constexpr size_t kMaxMissingTiles = 4096;
+
+// The tile of `key` in `tiles`, or null, looking from `*from` on and
+// wrapping around, and leaving `*from` just past the tile found. A gather
+// takes its tiles about in the order DecodeMissingTiles listed them: the
+// next one is most often the first looked at. (A scan from the start each
+// time made a read crossing the 10,000 one-tile fragments of issue 5's
+// array (c) quadratic.)
+std::shared_ptr<const DecodedTile> FindFrom(const HeldTiles& tiles, const TileKey& key,
+                                            size_t* from) {
+  const size_t n = tiles.size();
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = (*from + k) % n;
+    if (tiles[i].second && tiles[i].first == key) {
+      *from = i + 1;
+      return tiles[i].second;
+    }
+  }
+  return nullptr;
+}
+
+// The same from the first tile.
+std::shared_ptr<const DecodedTile> Find(const HeldTiles& tiles, const TileKey& key) {
+  size_t from = 0;
+  return FindFrom(tiles, key, &from);
+}
+
+// About the bytes tile `tile` of attribute `f` takes decoded: its cells'
+// fixed bytes (offsets, validity) plus, for var fields, the values' size as
+// stored when the fragment says it (else as much again). nullopt on overflow.
+std::optional<uint64_t> DecodedTileBytes(const FragmentMetadata& frag, FieldRef f, uint64_t tile) {
+  const FieldShape shape = ShapeOf(frag, f);
+  uint64_t bytes = 0;
+  if (MulOverflow(frag.TileCellNum(tile), shape.cell_size() + (shape.nullable ? 1 : 0), &bytes)) {
+    return std::nullopt;
+  }
+  if (shape.var()) {
+    auto sizes = frag.TileVarSizes(f);
+    const uint64_t values = sizes.ok() && tile < (*sizes)->size() ? (**sizes)[tile] : bytes;
+    if (AddOverflow(bytes, values, &bytes)) return std::nullopt;
+  }
+  return bytes;
+}
+
+// A tile that a read's cells come from.
+struct Crossed {
+  TileKey key;
+  uint32_t fragment;
+};
+
+// The distinct tiles that cells [first, end) come from, in the order the
+// cells need them, up to kMaxCrossedTiles.
+constexpr size_t kMaxCrossedTiles = 4 * kMaxMissingTiles;
+std::vector<Crossed> CrossedTiles(const ViewInputs& in, const CellIndex& index,
+                                  const std::vector<int>& field,
+                                  const std::vector<int>& footer_index, uint64_t first,
+                                  uint64_t end) {
+  std::vector<Crossed> crossed;
+  std::unordered_set<TileKey, TileKeyHash> seen;
+  // The keys met last, by slot: the tiles of a row, crossed again and
+  // again, are found here without hashing.
+  std::array<TileKey, 64> recent{};
+  for (uint64_t i = first; i < end && crossed.size() < kMaxCrossedTiles;) {
+    CellRun run = index.RunAt(i, end - i);
+    i += run.count;
+    const CellRef& r = run.ref;
+    if (r.fragment == CellRef::kFill || field[r.fragment] < 0) continue;
+    TileKey key{in.fragments[r.fragment].get(), footer_index[r.fragment], r.tile};
+    TileKey& last = recent[(r.tile * 7 + r.fragment) % recent.size()];
+    if (key == last) continue;
+    last = key;
+    if (seen.insert(key).second) crossed.push_back({key, r.fragment});
+  }
+  return crossed;
+}
+
+// The bytes the tiles `crossed` take decoded, as far as `limit` (past it,
+// limit + 1): what a read takes in whole tiles.
+uint64_t CrossedTileBytes(const ViewInputs& in, const std::vector<int>& field,
+                          const std::vector<Crossed>& crossed, uint64_t limit) {
+  uint64_t bytes = 0;
+  for (const Crossed& c : crossed) {
+    if (bytes > limit) break;
+    const FieldRef f = FieldRef::Attribute(field[c.fragment]);
+    bytes += DecodedTileBytes(*in.fragments[c.fragment], f, c.key.tile).value_or(limit + 1);
+  }
+  return std::min(bytes, limit + 1);
+}
+
+// Decodes, several at once, the tiles `crossed` (of a read's cells) that
+// neither the cache nor the reader's `held` tiles have (up to a quarter of
+// the cache's budget), so that a read needing a new row of tiles uses every
+// core. Returns them by key: the gather takes them from there, so a cache
+// too small to keep them does not make it decode them again. Errors are
+// left for the gather, which decodes the tile again and reports them.
+HeldTiles DecodeMissingTiles(const ViewInputs& in, const std::vector<int>& field,
+                             const std::vector<Crossed>& crossed, TileCache& cache,
+                             const HeldTiles* held) {
+  std::vector<Crossed> missing;
+  for (const Crossed& c : crossed) {
+    if (cache.Contains(c.key) || (held != nullptr && Find(*held, c.key))) continue;
+    missing.push_back(c);
+    if (missing.size() >= kMaxMissingTiles) break;
+  }
+  if (missing.size() < 2) return {};
+  // Tiles of a field have about the same size: stop at the limit (the
+  // gather holds them until it ends; the rest it decodes one at a time).
+  // A quarter of the budget covers a row of tiles that a piece of a
+  // row-major file crosses (32 tiles of 1 MiB in the benchmark's dense1,
+  // with the default 128 MiB of tiles).
+  const uint64_t limit = cache.budget_bytes() / 4;
+  uint64_t bytes = 0;
+  std::vector<TileKey> keys;
+  std::vector<std::shared_ptr<FragmentMetadata>> frags;
+  std::vector<TileRequest> requests;
+  for (const Crossed& m : missing) {
+    if (bytes >= limit) break;
+    // Being decoded ahead (or by another reader): the gather waits for it.
+    if (!cache.BeginDecode(m.key)) continue;
+    const FragmentMetadata& frag = *in.fragments[m.fragment];
+    const FieldRef f = FieldRef::Attribute(field[m.fragment]);
+    bytes += DecodedTileBytes(frag, f, m.key.tile).value_or(limit);
+    keys.push_back(m.key);
+    frags.push_back(in.fragments[m.fragment]);
+    requests.push_back({&frag, f, m.key.tile});
+  }
+  // The small tile files of a group of them read together, then decoded on
+  // every core (ReadTiles); groups of kTilesPerGroup bound the stored bytes
+  // held at once. Errors are left for the gather.
+  constexpr size_t kTilesPerGroup = 256;
+  HeldTiles ahead(keys.size());
+  for (size_t g = 0; g < keys.size(); g += kTilesPerGroup) {
+    const size_t n = std::min(kTilesPerGroup, keys.size() - g);
+    std::vector<Result<DecodedTile>> got;
+    try {
+      got = ReadTiles(std::span(requests).subspan(g, n), in.encrypted);
+    } catch (...) {
+      // Out of memory: left for the gather, which reports it.
+    }
+    for (size_t k = 0; k < n; ++k) {
+      std::shared_ptr<const DecodedTile> tile;
+      if (k < got.size() && got[k].ok()) {
+        try {
+          tile = std::make_shared<const DecodedTile>(std::move(got[k]).value());
+        } catch (...) {
+        }
+      }
+      tile = cache.EndDecode(keys[g + k], std::move(tile), frags[g + k]);
+      if (tile) ahead[g + k] = {keys[g + k], std::move(tile)};
+    }
+  }
+  return ahead;
+}
+
+// A sequential reader's next cells [end, ...): sends the tiles they need to
+// be decoded in the background (TileCache::DecodeAhead), as far as a
+// quarter of the cache's budget of cell values from `end` or until the
+// cache takes no more. Each reader walks each cell once (`ahead.to`).
+// `cell_bytes`: a cell's fixed bytes (offset, validity), for the window.
+void DecodeAhead(const ViewInputs& in, const CellIndex& index, const std::vector<int>& field,
+                 const std::vector<int>& footer_index, uint64_t end, uint64_t cell_bytes,
+                 TileCache& cache, ReadState::Ahead& ahead) {
+  const uint64_t window = cache.ahead_budget() / std::max<uint64_t>(cell_bytes, 1);
+  const uint64_t to = end + std::min(window, index.cell_count - end);
+  uint64_t i = std::max(ahead.to, end);
+  if (ahead.sent.size() > 4096) {
+    ahead.sent.clear();
+    ahead.recent.fill(TileKey{});
+  }
+  while (i < to) {
+    CellRun run = index.RunAt(i, to - i);
+    const CellRef& r = run.ref;
+    if (r.fragment != CellRef::kFill && field[r.fragment] >= 0) {
+      TileKey key{in.fragments[r.fragment].get(), footer_index[r.fragment], r.tile};
+      TileKey& recent = ahead.recent[(r.tile * 7 + r.fragment) % ahead.recent.size()];
+      if (!(recent == key)) {  // else sent already
+        if (!ahead.sent.count(key) && !cache.Contains(key)) {
+          const FragmentMetadata& frag = *in.fragments[r.fragment];
+          const FieldRef f = FieldRef::Attribute(field[r.fragment]);
+          const std::optional<uint64_t> bytes = DecodedTileBytes(frag, f, r.tile);
+          if (!bytes) break;
+          AheadTile t{key, in.fragments[r.fragment], f, in.encrypted, *bytes};
+          if (!cache.DecodeAhead(std::move(t))) break;  // the cache is full ahead: later
+        }
+        ahead.sent.insert(key);
+        recent = key;
+      }
+    }
+    i += run.count;
+  }
+  ahead.to = i;
+}
+
+// The part in `parts` of tile `key` that holds cells [from, to], or null.
+const HeldPart* FindPart(const std::vector<HeldPart>& parts, const TileKey& key, uint64_t from,
+                         uint64_t to) {
+  for (const HeldPart& p : parts) {
+    if (p.key == key && p.first <= from && to - p.first < p.tile->cell_num) return &p;
+  }
+  return nullptr;
+}
+
+// The key of the one chunk of tile `key` (its chunks' places: `map`) that
+// holds bytes [lo, hi) in whole cells of `cs` bytes; chunk 0 (none) when
+// the bytes span several chunks.
+TileKey ChunkKey(TileKey key, const ChunkMap& map, uint64_t lo, uint64_t hi, uint64_t cs) {
+  const auto [a, b] = ChunksHolding(map, lo, hi);
+  key.chunk = 0;
+  if (b == a + 1 && map[a].unfiltered_offset % cs == 0 && map[a].unfiltered_size % cs == 0) {
+    key.chunk = static_cast<uint32_t>(a) + 1;
+  }
+  return key;
+}
+
+// The most bytes of parts a reader keeps per field (ReadState::held_parts).
+constexpr uint64_t kHeldPartBytes = uint64_t{8} << 20;
+
+}  // namespace
+
+int FragmentAttribute(const FragmentMetadata& frag, const Attribute& attr) {
+  const ArraySchema& own = frag.schema();
+  const int a = own.AttributeIndex(attr.name);
+  if (a < 0 || own.attributes[a].var() != attr.var()) return -1;
+  return a;
+}
+
+Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
+                               const std::string& name, uint64_t first, uint64_t count,
+                               TileCache& cache, ReadState* state, uint8_t* into, Pieces* pieces) {
+  const ArraySchema& schema = *in.schema;
+  HeldTiles* held = state != nullptr ? &state->held[name] : nullptr;
+  HeldTiles used;  // the tiles this gather takes (the next held ones)
+  int ai = schema.AttributeIndex(name);
+  if (ai < 0) return Error::NotFound(fmt::format("no attribute '{}'", name));
+  if (first > index.cell_count || count > index.cell_count - first) {
+    return Error::InvalidArgument(
+        fmt::format("cells [{}, +{}) of {}", first, count, index.cell_count));
+  }
+  const Attribute& attr = schema.attributes[ai];
+  Column c;
+  c.name = attr.name;
+  c.type = attr.type;
+  c.cell_val_num = attr.cell_val_num;
+  c.nullable = attr.nullable;
+  c.cell_count = count;
+
+  // The fill cell: the schema's fill value, repeated or cut to a whole cell.
+  ByteVec fill = attr.fill_value;
+  if (!attr.var()) {
+    uint64_t cs = attr.cell_size();
+    ByteVec cell(cs, 0);
+    if (!fill.empty()) {
+      for (uint64_t i = 0; i < cs; ++i) cell[i] = fill[i % fill.size()];
+    }
+    fill = std::move(cell);
+  }
+
+  // Per fragment: the attribute's index in the fragment's own schema (-1:
+  // the fragment predates the attribute).
+  const size_t nf = in.fragments.size();
+  std::vector<int> field(nf, -1), footer_index(nf, -1);
+  for (size_t f = 0; f < nf; ++f) {
+    field[f] = FragmentAttribute(*in.fragments[f], attr);
+    if (field[f] >= 0) {
+      footer_index[f] = in.fragments[f]->FieldIndex(FieldRef::Attribute(field[f]));
+    }
+  }
+  const bool var = attr.var();
+  const uint64_t cs = attr.cell_size();
+  uint8_t* fixed_out = into;  // where fixed-size values go
+  if (var) {
+    c.offsets.resize(count + 1);
+  } else if (pieces != nullptr) {
+    fixed_out = nullptr;  // each run's values go to `pieces`
+  } else if (into == nullptr) {
+    c.data.resize(count * cs);
+    fixed_out = c.data.data();
+  }
+  // Where a run of n fixed-size values that are not a span of a tile goes.
+  auto fixed_dst = [&](uint64_t done_cells, uint64_t n) {
+    return pieces != nullptr ? pieces->AddOwned(n * cs) : fixed_out + done_cells * cs;
+  };
+  if (attr.nullable) c.validity.resize(count);
+
+  const uint64_t end = first + count;
+  // Sequential: going on from the last read, or from the first cell.
+  bool sequential = false;
+  if (state != nullptr) {
+    auto it = state->next.find(name);
+    sequential = first == 0 || (it != state->next.end() && it->second == first);
+    state->next[name] = end;
+  }
+  // A seek (ReadState::parts) decodes only the chunks it needs of the tiles
+  // not at hand; a read going on from the last one decodes whole tiles, as
+  // long as the cache's StreamBudget takes the tiles it crosses.
+  const bool part_field = state != nullptr && state->parts && !var && !attr.nullable &&
+                          count <= kPartReadBytes / std::max<uint64_t>(cs, 1);
+  bool parts = part_field && !sequential;
+  std::vector<Crossed> crossed;  // the tiles of the read, when it takes whole ones
+  if (!parts) crossed = CrossedTiles(in, index, field, footer_index, first, end);
+  StreamShare* share = part_field ? &state->streams[name] : nullptr;
+  if (share != nullptr) {
+    if (sequential) {
+      const uint64_t limit = cache.budget_bytes() / 2;
+      parts = !share->Ask(cache.stream_budget(), CrossedTileBytes(in, field, crossed, limit));
+    } else {
+      share->Drop();
+    }
+  }
+  std::vector<HeldPart>* held_parts = part_field ? &state->held_parts[name] : nullptr;
+  std::vector<HeldPart> used_parts;  // the parts this gather takes (the next held ones)
+  const HeldTiles ahead = parts ? HeldTiles{} : DecodeMissingTiles(in, field, crossed, cache, held);
+  size_t ahead_from = 0;  // FindFrom's cursor in `ahead`
+  // Tiles at hand, a few slots by (fragment, tile): views whose runs
+  // alternate between fragments, or between the tiles of a row (32 in a
+  // row of the benchmark's dense arrays: consecutive tiles take distinct
+  // slots), go to the shared cache once per tile, not once per run.
+  struct Slot {
+    uint32_t fragment = CellRef::kFill;
+    uint64_t tile = 0;
+    uint64_t first = 0;  // of the cells t holds (a part: ReadTilePart)
+    std::shared_ptr<const DecodedTile> t;
+    bool kept = false;  // t is in pieces->keep
+  };
+  constexpr size_t kSlots = 64;
+  std::array<Slot, kSlots> slots;
+  uint64_t done = 0;  // cells written
+  for (uint64_t i = first; i < end;) {
+    CellRun run = index.RunAt(i, end - i);
+    i += run.count;
+    const CellRef& r = run.ref;
+    if (r.fragment == CellRef::kFill || field[r.fragment] < 0) {
+      if (var) {
+        for (uint64_t k = 0; k < run.count; ++k) {
+          c.offsets[done + k] = c.data.size();
+          AppendBytes(c.data, fill.data(), fill.size());
+        }
+      } else if (cs > 0) {
+        uint8_t* dst = fixed_dst(done, run.count);
+        for (uint64_t k = 0; k < run.count; ++k) std::memcpy(dst + k * cs, fill.data(), cs);
+      }
+      if (attr.nullable) {
+        std::memset(c.validity.data() + done, static_cast<uint8_t>(attr.fill_value_validity),
+                    run.count);
+      }
+      done += run.count;
+      continue;
+    }
+    const FragmentMetadata& frag = *in.fragments[r.fragment];
+    // The run's last position, overflow-checked, must lie in the tile.
+    uint64_t last_pos;
+    if (MulOverflow(run.count - 1, run.step, &last_pos) ||
+        AddOverflow(last_pos, uint64_t{r.pos}, &last_pos) || last_pos >= frag.TileCellNum(r.tile)) {
+      return Error::Corrupt(fmt::format("{}: cells from {} of tile {} beyond its {} cells",
+                                        frag.dir(), r.pos, r.tile, frag.TileCellNum(r.tile)));
+    }
+    Slot& slot = slots[(r.tile * 7 + r.fragment) % kSlots];
+    if (!slot.t || slot.fragment != r.fragment || slot.tile != r.tile || r.pos < slot.first ||
+        last_pos - slot.first >= slot.t->cell_num) {
+      slot.kept = false;
+      TileKey key{&frag, footer_index[r.fragment], r.tile};
+      std::shared_ptr<const DecodedTile> tile = held != nullptr ? Find(*held, key) : nullptr;
+      if (!tile) tile = FindFrom(ahead, key, &ahead_from);
+      if (!tile) tile = cache.Get(key);
+      slot.first = 0;
+      const HeldPart* kept = nullptr;
+      if (!tile && held_parts != nullptr) {
+        kept = FindPart(used_parts, key, r.pos, last_pos);
+        if (kept == nullptr) {
+          kept = FindPart(*held_parts, key, r.pos, last_pos);
+          if (kept != nullptr) used_parts.push_back(*kept);
+        }
+      }
+      if (kept != nullptr) {
+        slot.fragment = r.fragment;
+        slot.tile = r.tile;
+        slot.first = kept->first;
+        slot.t = kept->tile;
+      } else if (!tile && parts) {
+        // Only the chunks of the run's cells; the tile's chunk map (cached)
+        // lets the next parts of the tile read only their own chunks. A
+        // run within one chunk takes that chunk alone, shared with other
+        // readers through the cache.
+        std::shared_ptr<const ChunkMap> map = cache.GetChunkMap(key);
+        const bool mapped = map != nullptr;
+        const uint64_t lo = uint64_t{r.pos} * cs, hi = (last_pos + 1) * cs;
+        TileKey chunk_key = map ? ChunkKey(key, *map, lo, hi, cs) : key;
+        std::shared_ptr<const DecodedTile> shared =
+            chunk_key.chunk != 0 ? cache.Get(chunk_key) : nullptr;
+        slot.fragment = r.fragment;
+        slot.tile = r.tile;
+        if (shared) {
+          slot.first = (*map)[chunk_key.chunk - 1].unfiltered_offset / cs;
+          slot.t = std::move(shared);
+        } else {
+          ASSIGN_OR_RETURN(TilePart part,
+                           ReadTilePart(frag, FieldRef::Attribute(field[r.fragment]), r.tile,
+                                        in.encrypted, r.pos, last_pos + 1, &map));
+          if (part.tile.cell_size != cs) {
+            return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
+                                              frag.dir(), name, part.tile.cell_size, cs));
+          }
+          if (!mapped && map) {  // made by this read
+            cache.PutChunkMap(key, map, in.fragments[r.fragment]);
+            chunk_key = ChunkKey(key, *map, lo, hi, cs);
+          }
+          slot.first = part.first;
+          slot.t = std::make_shared<const DecodedTile>(std::move(part.tile));
+          if (chunk_key.chunk != 0) {
+            const ChunkSpan& c = (*map)[chunk_key.chunk - 1];
+            if (c.unfiltered_offset == slot.first * cs &&
+                c.unfiltered_size == slot.t->cell_num * cs) {
+              slot.t = cache.Put(chunk_key, slot.t, in.fragments[r.fragment]);
+            }
+          }
+        }
+        if (held_parts != nullptr) used_parts.push_back({key, slot.first, slot.t});
+      } else {
+        if (!tile) {
+          ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field[r.fragment]),
+                                                   r.tile, in.encrypted));
+          tile = cache.Put(key, std::make_shared<const DecodedTile>(std::move(t)),
+                           in.fragments[r.fragment]);
+        }
+        if (!var && tile->cell_size != cs) {
+          return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
+                                            frag.dir(), name, tile->cell_size, cs));
+        }
+        if (held != nullptr) used.emplace_back(key, tile);
+        slot.fragment = r.fragment;
+        slot.tile = r.tile;
+        slot.t = std::move(tile);
+      }
+    }
+    const DecodedTile& tile = *slot.t;
+    if (r.pos < slot.first || last_pos - slot.first >= tile.cell_num) {
+      return Error::Corrupt(fmt::format("{}: cells from {} of tile {} beyond its {} cells",
+                                        frag.dir(), r.pos, r.tile, tile.cell_num));
+    }
+    const uint64_t at = r.pos - slot.first;  // the run's first cell in slot.t
+    if (!var && run.step == 1 && pieces != nullptr) {
+      if (!slot.kept) {
+        pieces->keep.push_back(slot.t);
+        slot.kept = true;
+      }
+      pieces->Add(tile.fixed.data() + at * cs, run.count * cs);
+    } else if (!var) {
+      uint8_t* dst = fixed_dst(done, run.count);
+      const uint8_t* src = tile.fixed.data() + at * cs;
+      if (run.step == 1) {
+        std::memcpy(dst, src, run.count * cs);
+      } else {
+        for (uint64_t k = 0; k < run.count; ++k)
+          std::memcpy(dst + k * cs, src + k * run.step * cs, cs);
+      }
+    } else if (run.step == 1 && !tile.offsets.empty()) {
+      // One block of values; offsets shifted to this column's.
+      const uint64_t from = tile.offsets[r.pos], to = tile.offsets[r.pos + run.count];
+      const uint64_t shift = c.data.size() - from;
+      for (uint64_t k = 0; k < run.count; ++k)
+        c.offsets[done + k] = tile.offsets[r.pos + k] + shift;
+      AppendBytes(c.data, tile.var.data() + from, to - from);
+    } else {
+      for (uint64_t k = 0, pos = r.pos; k < run.count; ++k, pos += run.step) {
+        Bytes value = tile.cell(pos);
+        c.offsets[done + k] = c.data.size();
+        AppendBytes(c.data, value);
+      }
+    }
+    if (attr.nullable) {
+      for (uint64_t k = 0, pos = r.pos; k < run.count; ++k, pos += run.step) {
+        c.validity[done + k] = tile.valid(pos) ? 1 : 0;
+      }
+    }
+    done += run.count;
+  }
+  if (var) c.offsets[count] = c.data.size();
+  if (held_parts != nullptr) {
+    // The parts used last first, each once, up to kHeldPartBytes.
+    uint64_t bytes = 0;
+    held_parts->clear();
+    for (auto it = used_parts.rbegin(); it != used_parts.rend() && bytes < kHeldPartBytes; ++it) {
+      if (FindPart(*held_parts, it->key, it->first, it->first + it->tile->cell_num - 1)) continue;
+      bytes += TileCache::SizeOf(*it->tile);
+      held_parts->push_back(std::move(*it));
+    }
+  }
+  if (share != nullptr && end == index.cell_count) share->Drop();  // the field is read
+  if (sequential && !parts && end < index.cell_count) {
+    DecodeAhead(in, index, field, footer_index, end, cs + (attr.nullable ? 1 : 0), cache,
+                state->ahead[name]);
+  }
+  if (held != nullptr) {
+    // The tiles used last first (the next read starts where this one ended),
+    // each once, up to a sixteenth of the budget or 16 MiB (enough for one
+    // piece of a sparse view over a few overlapping fragments).
+    const uint64_t cap = std::max(cache.budget_bytes() / 16, uint64_t{16} << 20);
+    std::unordered_set<TileKey, TileKeyHash> taken;
+    uint64_t bytes = 0;
+    held->clear();
+    for (auto it = used.rbegin(); it != used.rend() && bytes < cap; ++it) {
+      if (!taken.insert(it->first).second) continue;
+      bytes += TileCache::SizeOf(*it->second);
+      held->push_back(std::move(*it));
+    }
+  }
+  return c;
+}
+
+uint64_t AttributeTileBytes(const ViewInputs& in, const CellIndex& index, const std::string& name) {
+  const int va = in.schema->AttributeIndex(name);
+  if (va < 0) return 0;
+  uint64_t bytes = 0;
+  for (const CellIndex::SparseTile& t : index.sparse_tiles) {
+    if (t.fragment >= in.fragments.size()) continue;
+    const FragmentMetadata& frag = *in.fragments[t.fragment];
+    const int a = FragmentAttribute(frag, in.schema->attributes[va]);
+    if (a < 0) continue;
+    const uint64_t b = DecodedTileBytes(frag, FieldRef::Attribute(a), t.tile).value_or(UINT64_MAX);
+    if (AddOverflow(bytes, b, &bytes)) return UINT64_MAX;
+  }
+  return bytes;
+}
+}  // namespace tiledbfs::core

@@ -1,0 +1,81 @@
+// Sparse indexes over integer coordinates that pack with the cell's
+// ordinal into one uint64 per cell, and what such an index answers without
+// reading cells.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "core/read/cell_index.h"
+#include "core/read/sparse_order.h"
+
+namespace tiledbfs::core {
+
+// A sparse index whose coordinates pack (CellIndex::packing), built whole
+// (BuildSparseIndex) or a window of its rows at a time (sparse_windows.h):
+// the view's tiles and how their cells pack.
+struct PackedPlan {
+  OrderInput order;  // every tile of the view's fragments, oldest first (no stamps)
+  KeyPacking packing;
+  uint64_t total_cells = 0;  // the cells the tiles store
+};
+// nullopt where the view takes the generic path: coordinates that are not
+// integer-like or do not pack with the ordinal in 64 bits, a fragment
+// without a non-empty domain, delete conditions. kCorrupt for a fragment
+// whose schema has another number of dimensions; kOutOfMemory for more
+// cells than DefaultLimits().max_view_cells.
+Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in);
+
+// A tile of a PackedPlan (an index into plan.order.tiles) and the bounds of
+// its first coordinate (OrderedValue) that its bounding rectangle gives.
+struct PackedTile {
+  size_t tile = 0;
+  uint64_t lo = 0, hi = UINT64_MAX;
+};
+// Decoded coordinate tiles that one build hands to the next, by tile of
+// the plan.
+using CoordCarry = std::unordered_map<size_t, std::vector<DecodedTile>>;
+
+// The view's cells among `tiles` whose first coordinate lies in [lo, hi]
+// (OrderedValue), packed and in view order (timestamps, dedup and delete
+// timestamps applied: every version of a cell lies in the same range).
+// nullopt where the coordinates are not what the plan says (another size,
+// var-sized, outside the non-empty domains): the generic path. kCorrupt
+// for a cell outside its tile's bounds [lo, hi] (a build of a range would
+// miss it). With `carry`: its tiles are used instead of reading them again,
+// and it is left holding the coordinates of the tiles reaching past `hi`.
+// `reuse`: memory for the cells (its values are dropped), from an index
+// no longer needed, so that a build does not touch fresh pages.
+Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
+    const ViewInputs& in, const PackedPlan& plan, std::span<const PackedTile> tiles, uint64_t lo,
+    uint64_t hi, CoordCarry* carry, std::vector<uint64_t> reuse = {});
+// The index of `cells` (from BuildPackedCells): every tile of the plan, the
+// packing, the box of the cells.
+CellIndex MakePackedIndex(const PackedPlan& plan, std::vector<uint64_t> cells);
+
+// The whole view as a packed index (every tile of the plan, every row);
+// nullopt where the view takes the generic path (PlanPackedIndex or
+// BuildPackedCells says so).
+Result<std::optional<CellIndex>> BuildPackedIndex(const ViewInputs& in);
+
+// A sparse index whose coordinates pack (CellIndex::packing): how many of
+// its cells hold in dimension d a value (OrderedValue) in each interval
+// that the ascending `bounds` cut: counts[0] below bounds[0], counts[i]
+// from bounds[i - 1] up to bounds[i], and counts[bounds.size()] from the
+// last bound on. The cells are in coordinate order, so dimension d ascends
+// within each run of cells equal in the dimensions before it: a few binary
+// searches per run, not a look at every cell. nullopt without packing.
+std::optional<std::vector<uint64_t>> CountDimensionValues(const CellIndex& index, size_t d,
+                                                          std::span<const uint64_t> bounds);
+
+// A sparse index whose coordinates pack (CellIndex::packing): per tile of
+// index.sparse_tiles, the view cell past the last one it can supply (from
+// the tile's MBR: cells lie within it, and the view is in coordinate
+// order), or UINT64_MAX where that is not known (no readable MBR, or one
+// below the packing's bounds). Empty without packing.
+std::vector<uint64_t> TileEnds(const ViewInputs& in, const CellIndex& index);
+
+}  // namespace tiledbfs::core
