@@ -192,7 +192,8 @@ Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first
     if (schema_->dense()) return DenseDimensionColumn(*schema_, *index, d, first, count);
     return SparseDimensionColumn(*schema_, *index, d, first, count);
   }
-  return GatherAttribute(Inputs(), *index, name, first, count, *cache_, state, into, pieces);
+  const ViewInputs in = Inputs();
+  return GatherAttribute({in, *index, *cache_, state}, name, first, count, {into, pieces});
 }
 
 Result<Column> ArrayView::ReadWindowed(const SparseWindows& windows, const std::string& name,
@@ -204,9 +205,10 @@ Result<Column> ArrayView::ReadWindowed(const SparseWindows& windows, const std::
         fmt::format("{}: cells [{}, +{}) of {}", name, first, count, cells));
   }
   const int d = schema_->DimensionIndex(name);
+  const ViewInputs in = Inputs();
   auto read = [&](const CellIndex& index, uint64_t at, uint64_t n, uint8_t* to) {
     if (d >= 0) return Result<Column>(SparseDimensionColumn(*schema_, index, d, at, n));
-    return GatherAttribute(Inputs(), index, name, at, n, *cache_, state, to, pieces);
+    return GatherAttribute({in, index, *cache_, state}, name, at, n, {to, pieces});
   };
   if (count == 0) return read(windows.tiles(), 0, 0, into);
   Column out;
@@ -298,11 +300,11 @@ Result<std::vector<Column>> ArrayView::ReadStoredChunk(
     return Error::InvalidArgument(fmt::format("stored chunk {} of {}", k, order.chunks()));
   }
   const CellIndex chunk = order.Chunk(k);
+  const ViewInputs in = Inputs();
   std::vector<Column> out;
   out.reserve(names.size());
   for (const std::string& name : names) {
-    ASSIGN_OR_RETURN(Column c,
-                     GatherAttribute(Inputs(), chunk, name, 0, chunk.cell_count, *cache_));
+    ASSIGN_OR_RETURN(Column c, GatherAttribute({in, chunk, *cache_}, name, 0, chunk.cell_count));
     out.push_back(std::move(c));
   }
   if (OverBudget(names)) {

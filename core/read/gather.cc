@@ -242,129 +242,73 @@ int FragmentAttribute(const FragmentMetadata& frag, const Attribute& attr) {
   return a;
 }
 
-Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
-                               const std::string& name, uint64_t first, uint64_t count,
-                               TileCache& cache, ReadState* state, uint8_t* into, Pieces* pieces) {
-  const ArraySchema& schema = *in.schema;
-  HeldTiles* held = state != nullptr ? &state->held[name] : nullptr;
-  HeldTiles used;  // the tiles this gather takes (the next held ones)
-  int ai = schema.AttributeIndex(name);
+Result<AttributeGather> AttributeGather::Make(const GatherContext& ctx, const std::string& name) {
+  const int ai = ctx.in.schema->AttributeIndex(name);
   if (ai < 0) return Error::NotFound(fmt::format("no attribute '{}'", name));
+  return AttributeGather(ctx, ctx.in.schema->attributes[ai]);
+}
+
+AttributeGather::AttributeGather(const GatherContext& ctx, const Attribute& attr)
+    : ctx_(ctx), attr_(&attr), var_(attr.var()), cs_(attr.cell_size()) {
+  // The fill cell: the schema's fill value, repeated or cut to a whole cell.
+  fill_ = attr.fill_value;
+  if (!var_) {
+    ByteVec cell(cs_, 0);
+    if (!fill_.empty()) {
+      for (uint64_t i = 0; i < cs_; ++i) cell[i] = fill_[i % fill_.size()];
+    }
+    fill_ = std::move(cell);
+  }
+  const size_t nf = ctx.in.fragments.size();
+  field_.assign(nf, -1);
+  footer_index_.assign(nf, -1);
+  for (size_t f = 0; f < nf; ++f) {
+    field_[f] = FragmentAttribute(*ctx.in.fragments[f], attr);
+    if (field_[f] >= 0) {
+      footer_index_[f] = ctx.in.fragments[f]->FieldIndex(FieldRef::Attribute(field_[f]));
+    }
+  }
+}
+
+Result<Column> AttributeGather::Read(uint64_t first, uint64_t count, GatherOutput out) {
+  const CellIndex& index = ctx_.index;
   if (first > index.cell_count || count > index.cell_count - first) {
     return Error::InvalidArgument(
         fmt::format("cells [{}, +{}) of {}", first, count, index.cell_count));
   }
-  const Attribute& attr = schema.attributes[ai];
-  Column c;
+  const Attribute& attr = *attr_;
+  ReadState* state = ctx_.state;
+  r_ = PerRead{};
+  r_.out = out;
+  r_.held = state != nullptr ? &state->held[attr.name] : nullptr;
+  Column& c = r_.column;
   c.name = attr.name;
   c.type = attr.type;
   c.cell_val_num = attr.cell_val_num;
   c.nullable = attr.nullable;
   c.cell_count = count;
-
-  // The fill cell: the schema's fill value, repeated or cut to a whole cell.
-  ByteVec fill = attr.fill_value;
-  if (!attr.var()) {
-    uint64_t cs = attr.cell_size();
-    ByteVec cell(cs, 0);
-    if (!fill.empty()) {
-      for (uint64_t i = 0; i < cs; ++i) cell[i] = fill[i % fill.size()];
-    }
-    fill = std::move(cell);
-  }
-
-  // Per fragment: the attribute's index in the fragment's own schema (-1:
-  // the fragment predates the attribute).
-  const size_t nf = in.fragments.size();
-  std::vector<int> field(nf, -1), footer_index(nf, -1);
-  for (size_t f = 0; f < nf; ++f) {
-    field[f] = FragmentAttribute(*in.fragments[f], attr);
-    if (field[f] >= 0) {
-      footer_index[f] = in.fragments[f]->FieldIndex(FieldRef::Attribute(field[f]));
-    }
-  }
-  const bool var = attr.var();
-  const uint64_t cs = attr.cell_size();
-  uint8_t* fixed_out = into;  // where fixed-size values go
-  if (var) {
+  r_.fixed_out = out.into;
+  if (var_) {
     c.offsets.resize(count + 1);
-  } else if (pieces != nullptr) {
-    fixed_out = nullptr;  // each run's values go to `pieces`
-  } else if (into == nullptr) {
-    c.data.resize(count * cs);
-    fixed_out = c.data.data();
+  } else if (out.pieces != nullptr) {
+    r_.fixed_out = nullptr;  // each run's values go to `pieces`
+  } else if (out.into == nullptr) {
+    c.data.resize(count * cs_);
+    r_.fixed_out = c.data.data();
   }
-  // Where a run of n fixed-size values that are not a span of a tile goes.
-  auto fixed_dst = [&](uint64_t done_cells, uint64_t n) {
-    return pieces != nullptr ? pieces->AddOwned(n * cs) : fixed_out + done_cells * cs;
-  };
   if (attr.nullable) c.validity.resize(count);
 
   const uint64_t end = first + count;
-  // Sequential: going on from the last read, or from the first cell.
-  bool sequential = false;
-  if (state != nullptr) {
-    auto it = state->next.find(name);
-    sequential = first == 0 || (it != state->next.end() && it->second == first);
-    state->next[name] = end;
-  }
-  // A seek (ReadState::parts) decodes only the chunks it needs of the tiles
-  // not at hand; a read going on from the last one decodes whole tiles, as
-  // long as the cache's StreamBudget takes the tiles it crosses.
-  const bool part_field = state != nullptr && state->parts && !var && !attr.nullable &&
-                          count <= kPartReadBytes / std::max<uint64_t>(cs, 1);
-  bool parts = part_field && !sequential;
-  std::vector<Crossed> crossed;  // the tiles of the read, when it takes whole ones
-  if (!parts) crossed = CrossedTiles(in, index, field, footer_index, first, end);
-  StreamShare* share = part_field ? &state->streams[name] : nullptr;
-  if (share != nullptr) {
-    if (sequential) {
-      const uint64_t limit = cache.budget_bytes() / 2;
-      parts = !share->Ask(cache.stream_budget(), CrossedTileBytes(in, field, crossed, limit));
-    } else {
-      share->Drop();
-    }
-  }
-  std::vector<HeldPart>* held_parts = part_field ? &state->held_parts[name] : nullptr;
-  std::vector<HeldPart> used_parts;  // the parts this gather takes (the next held ones)
-  const HeldTiles ahead = parts ? HeldTiles{} : DecodeMissingTiles(in, field, crossed, cache, held);
-  size_t ahead_from = 0;  // FindFrom's cursor in `ahead`
-  // Tiles at hand, a few slots by (fragment, tile): views whose runs
-  // alternate between fragments, or between the tiles of a row (32 in a
-  // row of the benchmark's dense arrays: consecutive tiles take distinct
-  // slots), go to the shared cache once per tile, not once per run.
-  struct Slot {
-    uint32_t fragment = CellRef::kFill;
-    uint64_t tile = 0;
-    uint64_t first = 0;  // of the cells t holds (a part: ReadTilePart)
-    std::shared_ptr<const DecodedTile> t;
-    bool kept = false;  // t is in pieces->keep
-  };
-  constexpr size_t kSlots = 64;
-  std::array<Slot, kSlots> slots;
-  uint64_t done = 0;  // cells written
+  Plan(first, end);
   for (uint64_t i = first; i < end;) {
     CellRun run = index.RunAt(i, end - i);
     i += run.count;
     const CellRef& r = run.ref;
-    if (r.fragment == CellRef::kFill || field[r.fragment] < 0) {
-      if (var) {
-        for (uint64_t k = 0; k < run.count; ++k) {
-          c.offsets[done + k] = c.data.size();
-          AppendBytes(c.data, fill.data(), fill.size());
-        }
-      } else if (cs > 0) {
-        uint8_t* dst = fixed_dst(done, run.count);
-        for (uint64_t k = 0; k < run.count; ++k) std::memcpy(dst + k * cs, fill.data(), cs);
-      }
-      if (attr.nullable) {
-        std::memset(c.validity.data() + done, static_cast<uint8_t>(attr.fill_value_validity),
-                    run.count);
-      }
-      done += run.count;
+    if (r.fragment == CellRef::kFill || field_[r.fragment] < 0) {
+      AppendFill(run.count);
       continue;
     }
-    const FragmentMetadata& frag = *in.fragments[r.fragment];
+    const FragmentMetadata& frag = *ctx_.in.fragments[r.fragment];
     // The run's last position, overflow-checked, must lie in the tile.
     uint64_t last_pos;
     if (MulOverflow(run.count - 1, run.step, &last_pos) ||
@@ -372,157 +316,238 @@ Result<Column> GatherAttribute(const ViewInputs& in, const CellIndex& index,
       return Error::Corrupt(fmt::format("{}: cells from {} of tile {} beyond its {} cells",
                                         frag.dir(), r.pos, r.tile, frag.TileCellNum(r.tile)));
     }
-    Slot& slot = slots[(r.tile * 7 + r.fragment) % kSlots];
+    Slot& slot = r_.slots[(r.tile * 7 + r.fragment) % r_.slots.size()];
     if (!slot.t || slot.fragment != r.fragment || slot.tile != r.tile || r.pos < slot.first ||
         last_pos - slot.first >= slot.t->cell_num) {
-      slot.kept = false;
-      TileKey key{&frag, footer_index[r.fragment], r.tile};
-      std::shared_ptr<const DecodedTile> tile = held != nullptr ? Find(*held, key) : nullptr;
-      if (!tile) tile = FindFrom(ahead, key, &ahead_from);
-      if (!tile) tile = cache.Get(key);
-      slot.first = 0;
-      const HeldPart* kept = nullptr;
-      if (!tile && held_parts != nullptr) {
-        kept = FindPart(used_parts, key, r.pos, last_pos);
-        if (kept == nullptr) {
-          kept = FindPart(*held_parts, key, r.pos, last_pos);
-          if (kept != nullptr) used_parts.push_back(*kept);
-        }
-      }
-      if (kept != nullptr) {
-        slot.fragment = r.fragment;
-        slot.tile = r.tile;
-        slot.first = kept->first;
-        slot.t = kept->tile;
-      } else if (!tile && parts) {
-        // Only the chunks of the run's cells; the tile's chunk map (cached)
-        // lets the next parts of the tile read only their own chunks. A
-        // run within one chunk takes that chunk alone, shared with other
-        // readers through the cache.
-        std::shared_ptr<const ChunkMap> map = cache.GetChunkMap(key);
-        const bool mapped = map != nullptr;
-        const uint64_t lo = uint64_t{r.pos} * cs, hi = (last_pos + 1) * cs;
-        TileKey chunk_key = map ? ChunkKey(key, *map, lo, hi, cs) : key;
-        std::shared_ptr<const DecodedTile> shared =
-            chunk_key.chunk != 0 ? cache.Get(chunk_key) : nullptr;
-        slot.fragment = r.fragment;
-        slot.tile = r.tile;
-        if (shared) {
-          slot.first = (*map)[chunk_key.chunk - 1].unfiltered_offset / cs;
-          slot.t = std::move(shared);
-        } else {
-          ASSIGN_OR_RETURN(TilePart part,
-                           ReadTilePart(frag, FieldRef::Attribute(field[r.fragment]), r.tile,
-                                        in.encrypted, r.pos, last_pos + 1, &map));
-          if (part.tile.cell_size != cs) {
-            return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
-                                              frag.dir(), name, part.tile.cell_size, cs));
-          }
-          if (!mapped && map) {  // made by this read
-            cache.PutChunkMap(key, map, in.fragments[r.fragment]);
-            chunk_key = ChunkKey(key, *map, lo, hi, cs);
-          }
-          slot.first = part.first;
-          slot.t = std::make_shared<const DecodedTile>(std::move(part.tile));
-          if (chunk_key.chunk != 0) {
-            const ChunkSpan& c = (*map)[chunk_key.chunk - 1];
-            if (c.unfiltered_offset == slot.first * cs &&
-                c.unfiltered_size == slot.t->cell_num * cs) {
-              slot.t = cache.Put(chunk_key, slot.t, in.fragments[r.fragment]);
-            }
-          }
-        }
-        if (held_parts != nullptr) used_parts.push_back({key, slot.first, slot.t});
-      } else {
-        if (!tile) {
-          ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field[r.fragment]),
-                                                   r.tile, in.encrypted));
-          tile = cache.Put(key, std::make_shared<const DecodedTile>(std::move(t)),
-                           in.fragments[r.fragment]);
-        }
-        if (!var && tile->cell_size != cs) {
-          return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
-                                            frag.dir(), name, tile->cell_size, cs));
-        }
-        if (held != nullptr) used.emplace_back(key, tile);
-        slot.fragment = r.fragment;
-        slot.tile = r.tile;
-        slot.t = std::move(tile);
-      }
+      TRY(Take(r, last_pos, slot));
     }
-    const DecodedTile& tile = *slot.t;
-    if (r.pos < slot.first || last_pos - slot.first >= tile.cell_num) {
+    if (r.pos < slot.first || last_pos - slot.first >= slot.t->cell_num) {
       return Error::Corrupt(fmt::format("{}: cells from {} of tile {} beyond its {} cells",
-                                        frag.dir(), r.pos, r.tile, tile.cell_num));
+                                        frag.dir(), r.pos, r.tile, slot.t->cell_num));
     }
-    const uint64_t at = r.pos - slot.first;  // the run's first cell in slot.t
-    if (!var && run.step == 1 && pieces != nullptr) {
-      if (!slot.kept) {
-        pieces->keep.push_back(slot.t);
-        slot.kept = true;
-      }
-      pieces->Add(tile.fixed.data() + at * cs, run.count * cs);
-    } else if (!var) {
-      uint8_t* dst = fixed_dst(done, run.count);
-      const uint8_t* src = tile.fixed.data() + at * cs;
-      if (run.step == 1) {
-        std::memcpy(dst, src, run.count * cs);
-      } else {
-        for (uint64_t k = 0; k < run.count; ++k)
-          std::memcpy(dst + k * cs, src + k * run.step * cs, cs);
-      }
-    } else if (run.step == 1 && !tile.offsets.empty()) {
-      // One block of values; offsets shifted to this column's.
-      const uint64_t from = tile.offsets[r.pos], to = tile.offsets[r.pos + run.count];
-      const uint64_t shift = c.data.size() - from;
-      for (uint64_t k = 0; k < run.count; ++k)
-        c.offsets[done + k] = tile.offsets[r.pos + k] + shift;
-      AppendBytes(c.data, tile.var.data() + from, to - from);
-    } else {
-      for (uint64_t k = 0, pos = r.pos; k < run.count; ++k, pos += run.step) {
-        Bytes value = tile.cell(pos);
-        c.offsets[done + k] = c.data.size();
-        AppendBytes(c.data, value);
-      }
-    }
-    if (attr.nullable) {
-      for (uint64_t k = 0, pos = r.pos; k < run.count; ++k, pos += run.step) {
-        c.validity[done + k] = tile.valid(pos) ? 1 : 0;
-      }
-    }
-    done += run.count;
+    Copy(slot, run);
   }
-  if (var) c.offsets[count] = c.data.size();
-  if (held_parts != nullptr) {
+  if (var_) c.offsets[count] = c.data.size();
+  KeepForNextRead(end);
+  return std::move(r_.column);
+}
+
+void AttributeGather::Plan(uint64_t first, uint64_t end) {
+  const std::string& name = attr_->name;
+  ReadState* state = ctx_.state;
+  // Sequential: going on from the last read, or from the first cell.
+  if (state != nullptr) {
+    auto it = state->next.find(name);
+    r_.sequential = first == 0 || (it != state->next.end() && it->second == first);
+    state->next[name] = end;
+  }
+  // A seek (ReadState::parts) decodes only the chunks it needs of the tiles
+  // not at hand; a read going on from the last one decodes whole tiles, as
+  // long as the cache's StreamBudget takes the tiles it crosses.
+  const bool part_field = state != nullptr && state->parts && !var_ && !attr_->nullable &&
+                          end - first <= kPartReadBytes / std::max<uint64_t>(cs_, 1);
+  r_.parts = part_field && !r_.sequential;
+  std::vector<Crossed> crossed;  // the tiles of the read, when it takes whole ones
+  if (!r_.parts) crossed = CrossedTiles(ctx_.in, ctx_.index, field_, footer_index_, first, end);
+  r_.share = part_field ? &state->streams[name] : nullptr;
+  if (r_.share != nullptr) {
+    if (r_.sequential) {
+      const uint64_t limit = ctx_.cache.budget_bytes() / 2;
+      r_.parts = !r_.share->Ask(ctx_.cache.stream_budget(),
+                                CrossedTileBytes(ctx_.in, field_, crossed, limit));
+    } else {
+      r_.share->Drop();
+    }
+  }
+  r_.held_parts = part_field ? &state->held_parts[name] : nullptr;
+  if (!r_.parts) r_.ahead = DecodeMissingTiles(ctx_.in, field_, crossed, ctx_.cache, r_.held);
+}
+
+uint8_t* AttributeGather::FixedDestination(uint64_t n) {
+  return r_.out.pieces != nullptr ? r_.out.pieces->AddOwned(n * cs_) : r_.fixed_out + r_.done * cs_;
+}
+
+void AttributeGather::AppendFill(uint64_t n) {
+  Column& c = r_.column;
+  if (var_) {
+    for (uint64_t k = 0; k < n; ++k) {
+      c.offsets[r_.done + k] = c.data.size();
+      AppendBytes(c.data, fill_.data(), fill_.size());
+    }
+  } else if (cs_ > 0) {
+    uint8_t* dst = FixedDestination(n);
+    for (uint64_t k = 0; k < n; ++k) std::memcpy(dst + k * cs_, fill_.data(), cs_);
+  }
+  if (attr_->nullable) {
+    std::memset(c.validity.data() + r_.done, static_cast<uint8_t>(attr_->fill_value_validity), n);
+  }
+  r_.done += n;
+}
+
+Status AttributeGather::Take(const CellRef& r, uint64_t last_pos, Slot& slot) {
+  const FragmentMetadata& frag = *ctx_.in.fragments[r.fragment];
+  slot.kept = false;
+  slot.fragment = r.fragment;
+  slot.tile = r.tile;
+  slot.first = 0;
+  TileKey key{&frag, footer_index_[r.fragment], r.tile};
+  std::shared_ptr<const DecodedTile> tile = r_.held != nullptr ? Find(*r_.held, key) : nullptr;
+  if (!tile) tile = FindFrom(r_.ahead, key, &r_.ahead_from);
+  if (!tile) tile = ctx_.cache.Get(key);
+  const HeldPart* kept = nullptr;
+  if (!tile && r_.held_parts != nullptr) {
+    kept = FindPart(r_.used_parts, key, r.pos, last_pos);
+    if (kept == nullptr) {
+      kept = FindPart(*r_.held_parts, key, r.pos, last_pos);
+      if (kept != nullptr) r_.used_parts.push_back(*kept);
+    }
+  }
+  if (kept != nullptr) {
+    slot.first = kept->first;
+    slot.t = kept->tile;
+    return Ok();
+  }
+  if (!tile && r_.parts) return TakePart(key, r, last_pos, slot);
+  if (!tile) {
+    ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field_[r.fragment]), r.tile,
+                                             ctx_.in.encrypted));
+    tile = ctx_.cache.Put(key, std::make_shared<const DecodedTile>(std::move(t)),
+                          ctx_.in.fragments[r.fragment]);
+  }
+  if (!var_ && tile->cell_size != cs_) {
+    return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
+                                      frag.dir(), attr_->name, tile->cell_size, cs_));
+  }
+  if (r_.held != nullptr) r_.used.emplace_back(key, tile);
+  slot.t = std::move(tile);
+  return Ok();
+}
+
+Status AttributeGather::TakePart(const TileKey& key, const CellRef& r, uint64_t last_pos,
+                                 Slot& slot) {
+  // Only the chunks of the run's cells; the tile's chunk map (cached) lets
+  // the next parts of the tile read only their own chunks. A run within one
+  // chunk takes that chunk alone, shared with other readers through the
+  // cache.
+  const FragmentMetadata& frag = *ctx_.in.fragments[r.fragment];
+  TileCache& cache = ctx_.cache;
+  std::shared_ptr<const ChunkMap> map = cache.GetChunkMap(key);
+  const bool mapped = map != nullptr;
+  const uint64_t lo = uint64_t{r.pos} * cs_, hi = (last_pos + 1) * cs_;
+  TileKey chunk_key = map ? ChunkKey(key, *map, lo, hi, cs_) : key;
+  std::shared_ptr<const DecodedTile> shared = chunk_key.chunk != 0 ? cache.Get(chunk_key) : nullptr;
+  if (shared) {
+    slot.first = (*map)[chunk_key.chunk - 1].unfiltered_offset / cs_;
+    slot.t = std::move(shared);
+  } else {
+    ASSIGN_OR_RETURN(TilePart part,
+                     ReadTilePart(frag, FieldRef::Attribute(field_[r.fragment]), r.tile,
+                                  ctx_.in.encrypted, r.pos, last_pos + 1, &map));
+    if (part.tile.cell_size != cs_) {
+      return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
+                                        frag.dir(), attr_->name, part.tile.cell_size, cs_));
+    }
+    if (!mapped && map) {  // made by this read
+      cache.PutChunkMap(key, map, ctx_.in.fragments[r.fragment]);
+      chunk_key = ChunkKey(key, *map, lo, hi, cs_);
+    }
+    slot.first = part.first;
+    slot.t = std::make_shared<const DecodedTile>(std::move(part.tile));
+    if (chunk_key.chunk != 0) {
+      const ChunkSpan& c = (*map)[chunk_key.chunk - 1];
+      if (c.unfiltered_offset == slot.first * cs_ && c.unfiltered_size == slot.t->cell_num * cs_) {
+        slot.t = cache.Put(chunk_key, slot.t, ctx_.in.fragments[r.fragment]);
+      }
+    }
+  }
+  if (r_.held_parts != nullptr) r_.used_parts.push_back({key, slot.first, slot.t});
+  return Ok();
+}
+
+void AttributeGather::Copy(Slot& slot, const CellRun& run) {
+  const CellRef& r = run.ref;
+  const DecodedTile& tile = *slot.t;
+  Column& c = r_.column;
+  Pieces* pieces = r_.out.pieces;
+  const uint64_t at = r.pos - slot.first;  // the run's first cell in slot.t
+  if (!var_ && run.step == 1 && pieces != nullptr) {
+    if (!slot.kept) {
+      pieces->keep.push_back(slot.t);
+      slot.kept = true;
+    }
+    pieces->Add(tile.fixed.data() + at * cs_, run.count * cs_);
+  } else if (!var_) {
+    uint8_t* dst = FixedDestination(run.count);
+    const uint8_t* src = tile.fixed.data() + at * cs_;
+    if (run.step == 1) {
+      std::memcpy(dst, src, run.count * cs_);
+    } else {
+      for (uint64_t k = 0; k < run.count; ++k)
+        std::memcpy(dst + k * cs_, src + k * run.step * cs_, cs_);
+    }
+  } else if (run.step == 1 && !tile.offsets.empty()) {
+    // One block of values; offsets shifted to this column's.
+    const uint64_t from = tile.offsets[r.pos], to = tile.offsets[r.pos + run.count];
+    const uint64_t shift = c.data.size() - from;
+    for (uint64_t k = 0; k < run.count; ++k)
+      c.offsets[r_.done + k] = tile.offsets[r.pos + k] + shift;
+    AppendBytes(c.data, tile.var.data() + from, to - from);
+  } else {
+    for (uint64_t k = 0, pos = r.pos; k < run.count; ++k, pos += run.step) {
+      Bytes value = tile.cell(pos);
+      c.offsets[r_.done + k] = c.data.size();
+      AppendBytes(c.data, value);
+    }
+  }
+  if (attr_->nullable) {
+    for (uint64_t k = 0, pos = r.pos; k < run.count; ++k, pos += run.step) {
+      c.validity[r_.done + k] = tile.valid(pos) ? 1 : 0;
+    }
+  }
+  r_.done += run.count;
+}
+
+void AttributeGather::KeepForNextRead(uint64_t end) {
+  const CellIndex& index = ctx_.index;
+  TileCache& cache = ctx_.cache;
+  if (r_.held_parts != nullptr) {
     // The parts used last first, each once, up to kHeldPartBytes.
     uint64_t bytes = 0;
-    held_parts->clear();
-    for (auto it = used_parts.rbegin(); it != used_parts.rend() && bytes < kHeldPartBytes; ++it) {
-      if (FindPart(*held_parts, it->key, it->first, it->first + it->tile->cell_num - 1)) continue;
+    std::vector<HeldPart>& held_parts = *r_.held_parts;
+    held_parts.clear();
+    for (auto it = r_.used_parts.rbegin(); it != r_.used_parts.rend() && bytes < kHeldPartBytes;
+         ++it) {
+      if (FindPart(held_parts, it->key, it->first, it->first + it->tile->cell_num - 1)) continue;
       bytes += TileCache::SizeOf(*it->tile);
-      held_parts->push_back(std::move(*it));
+      held_parts.push_back(std::move(*it));
     }
   }
-  if (share != nullptr && end == index.cell_count) share->Drop();  // the field is read
-  if (sequential && !parts && end < index.cell_count) {
-    DecodeAhead(in, index, field, footer_index, end, cs + (attr.nullable ? 1 : 0), cache,
-                state->ahead[name]);
+  if (r_.share != nullptr && end == index.cell_count) r_.share->Drop();  // the field is read
+  if (r_.sequential && !r_.parts && end < index.cell_count) {
+    DecodeAhead(ctx_.in, index, field_, footer_index_, end, cs_ + (attr_->nullable ? 1 : 0), cache,
+                ctx_.state->ahead[attr_->name]);
   }
-  if (held != nullptr) {
+  if (r_.held != nullptr) {
     // The tiles used last first (the next read starts where this one ended),
     // each once, up to a sixteenth of the budget or 16 MiB (enough for one
     // piece of a sparse view over a few overlapping fragments).
     const uint64_t cap = std::max(cache.budget_bytes() / 16, uint64_t{16} << 20);
     std::unordered_set<TileKey, TileKeyHash> taken;
     uint64_t bytes = 0;
-    held->clear();
-    for (auto it = used.rbegin(); it != used.rend() && bytes < cap; ++it) {
+    HeldTiles& held = *r_.held;
+    held.clear();
+    for (auto it = r_.used.rbegin(); it != r_.used.rend() && bytes < cap; ++it) {
       if (!taken.insert(it->first).second) continue;
       bytes += TileCache::SizeOf(*it->second);
-      held->push_back(std::move(*it));
+      held.push_back(std::move(*it));
     }
   }
-  return c;
+}
+
+Result<Column> GatherAttribute(const GatherContext& ctx, const std::string& name, uint64_t first,
+                               uint64_t count, GatherOutput out) {
+  ASSIGN_OR_RETURN(AttributeGather gather, AttributeGather::Make(ctx, name));
+  return gather.Read(first, count, out);
 }
 
 uint64_t AttributeTileBytes(const ViewInputs& in, const CellIndex& index, const std::string& name) {
