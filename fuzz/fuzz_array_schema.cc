@@ -6,7 +6,7 @@
 using namespace tiledbfs;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto schema = core::ParseArraySchema(core::Bytes(data, size));
+  auto schema = core::ParseArraySchema(core::Bytes(data, size), 0, fuzz::FuzzLimits());
   if (schema.ok()) {
     (void)core::SchemaToJson(*schema, nullptr);
     (void)core::SchemaToText(*schema, nullptr);

@@ -24,6 +24,8 @@ inline const core::Limits& FuzzLimits() {
     l.max_metadata_bytes = uint64_t{64} << 20;
     l.max_view_cells = uint64_t{1} << 22;
     l.max_files = 4096;
+    l.max_condition_depth = 64;
+    l.max_default_fill_bytes = 4096;
     return l;
   }();
   return kLimits;

@@ -61,7 +61,7 @@ Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<const Storage> storag
         fmt::format("{}: the array is encrypted (AES-256-GCM): give its key", a->storage_->root()));
   }
   for (const SchemaFile& f : a->listing_.schemas) {
-    ASSIGN_OR_RETURN(ArraySchema s, LoadArraySchema(*a->storage_, f.path, a->key()));
+    ASSIGN_OR_RETURN(ArraySchema s, LoadArraySchema(*a->storage_, f.path, a->key(), a->limits_));
     s.name = f.name;
     s.timestamp_start = f.t1;
     s.timestamp_end = f.t2;
@@ -303,6 +303,7 @@ Result<std::shared_ptr<const ArrayView>> Array::ViewAt(uint64_t t) {
   TRY(LoadFragments(want));
 
   ViewInputs in;
+  in.limits = limits_;
   in.timestamp = t;
   in.encrypted = encrypted_;
   for (size_t c = 0; c < listing_.conditions.size(); ++c) {

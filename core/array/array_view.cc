@@ -192,7 +192,7 @@ Result<Column> ArrayView::ReadFieldRange(const std::string& name, uint64_t first
     if (schema_->dense()) return DenseDimensionColumn(*schema_, *index, d, first, count);
     return SparseDimensionColumn(*schema_, *index, d, first, count);
   }
-  const ViewInputs in = Inputs();
+  const ViewInputs& in = Inputs();
   return GatherAttribute({in, *index, *cache_, state}, name, first, count, {into, pieces});
 }
 
@@ -205,7 +205,7 @@ Result<Column> ArrayView::ReadWindowed(const SparseWindows& windows, const std::
         fmt::format("{}: cells [{}, +{}) of {}", name, first, count, cells));
   }
   const int d = schema_->DimensionIndex(name);
-  const ViewInputs in = Inputs();
+  const ViewInputs& in = Inputs();
   auto read = [&](const CellIndex& index, uint64_t at, uint64_t n, uint8_t* to) {
     if (d >= 0) return Result<Column>(SparseDimensionColumn(*schema_, index, d, at, n));
     return GatherAttribute({in, index, *cache_, state}, name, at, n, {to, pieces});
@@ -300,7 +300,7 @@ Result<std::vector<Column>> ArrayView::ReadStoredChunk(
     return Error::InvalidArgument(fmt::format("stored chunk {} of {}", k, order.chunks()));
   }
   const CellIndex chunk = order.Chunk(k);
-  const ViewInputs in = Inputs();
+  const ViewInputs& in = Inputs();
   std::vector<Column> out;
   out.reserve(names.size());
   for (const std::string& name : names) {

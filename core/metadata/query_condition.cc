@@ -12,7 +12,6 @@
 namespace tiledbfs::core {
 namespace {
 
-constexpr int kMaxDepth = 512;
 // Smallest serialized node: an expression node (type, op, child count).
 constexpr uint64_t kMinNodeSize = 1 + 1 + 8;
 
@@ -60,9 +59,10 @@ std::string CheckSetOffsets(const ByteVec& value, const std::vector<uint64_t>& o
   return "";
 }
 
-Result<ConditionNode> ParseNode(ByteReader& r, int depth) {
-  if (depth > kMaxDepth) {
-    return r.Corrupt("condition node", fmt::format("nested deeper than {}", kMaxDepth));
+Result<ConditionNode> ParseNode(ByteReader& r, int depth, const Limits& limits) {
+  if (depth > limits.max_condition_depth) {
+    return r.Corrupt("condition node",
+                     fmt::format("nested deeper than {}", limits.max_condition_depth));
   }
   ConditionNode node;
   const uint64_t type_offset = r.offset();
@@ -85,7 +85,7 @@ Result<ConditionNode> ParseNode(ByteReader& r, int depth) {
     }
     node.children.reserve(count);
     for (uint64_t i = 0; i < count; ++i) {
-      ASSIGN_OR_RETURN(ConditionNode child, ParseNode(r, depth + 1));
+      ASSIGN_OR_RETURN(ConditionNode child, ParseNode(r, depth + 1, limits));
       node.children.push_back(std::move(child));
     }
     return node;
@@ -624,19 +624,19 @@ ConditionNode MakeExpressionNode(CombinationOp op, std::vector<ConditionNode> ch
   return n;
 }
 
-Result<ConditionNode> ParseCondition(Bytes bytes, uint64_t file_offset) {
+Result<ConditionNode> ParseCondition(Bytes bytes, uint64_t file_offset, const Limits& limits) {
   ByteReader r(bytes, file_offset);
-  ASSIGN_OR_RETURN(ConditionNode node, ParseNode(r, 0));
+  ASSIGN_OR_RETURN(ConditionNode node, ParseNode(r, 0, limits));
   if (!r.empty()) {
     return r.Corrupt("condition", fmt::format("{} bytes after the condition", r.remaining()));
   }
   return node;
 }
 
-Result<UpdateCommit> ParseUpdateCommit(Bytes bytes, uint64_t file_offset) {
+Result<UpdateCommit> ParseUpdateCommit(Bytes bytes, uint64_t file_offset, const Limits& limits) {
   ByteReader r(bytes, file_offset);
   UpdateCommit out;
-  ASSIGN_OR_RETURN(out.condition, ParseNode(r, 0));
+  ASSIGN_OR_RETURN(out.condition, ParseNode(r, 0, limits));
   ASSIGN_OR_RETURN(out.values, ParseUpdateValues(r));
   if (!r.empty()) {
     return r.Corrupt("update values",
@@ -669,7 +669,8 @@ Result<ConditionNode> NegateCondition(const ConditionNode& node) {
 Result<ConditionNode> LoadDeleteCondition(const Storage& storage, const std::string& path,
                                           const EncryptionKey* key, const Limits& limits) {
   ASSIGN_OR_RETURN(GenericTile tile, ReadTile(storage, path, key, limits));
-  ASSIGN_OR_RETURN_CTX(ConditionNode stored, ParseCondition(tile.data, 0), path + " (tile data)");
+  ASSIGN_OR_RETURN_CTX(ConditionNode stored, ParseCondition(tile.data, 0, limits),
+                       path + " (tile data)");
   ASSIGN_OR_RETURN_CTX(ConditionNode user, NegateCondition(stored), path);
   return user;
 }
@@ -678,7 +679,7 @@ Result<ConditionNode> DecodeDeleteCondition(Bytes tile_bytes, const std::string&
                                             uint64_t offset, const EncryptionKey* key,
                                             const Limits& limits) {
   ASSIGN_OR_RETURN(GenericTile tile, DecodeGenericTile(tile_bytes, file, offset, key, limits));
-  ASSIGN_OR_RETURN_CTX(ConditionNode stored, ParseCondition(tile.data, 0),
+  ASSIGN_OR_RETURN_CTX(ConditionNode stored, ParseCondition(tile.data, 0, limits),
                        fmt::format("{} (tile data at offset {})", file, offset));
   ASSIGN_OR_RETURN_CTX(ConditionNode user, NegateCondition(stored), file);
   return user;
@@ -687,7 +688,8 @@ Result<ConditionNode> DecodeDeleteCondition(Bytes tile_bytes, const std::string&
 Result<UpdateCommit> LoadUpdateCommit(const Storage& storage, const std::string& path,
                                       const EncryptionKey* key, const Limits& limits) {
   ASSIGN_OR_RETURN(GenericTile tile, ReadTile(storage, path, key, limits));
-  ASSIGN_OR_RETURN_CTX(UpdateCommit commit, ParseUpdateCommit(tile.data, 0), path + " (tile data)");
+  ASSIGN_OR_RETURN_CTX(UpdateCommit commit, ParseUpdateCommit(tile.data, 0, limits),
+                       path + " (tile data)");
   ASSIGN_OR_RETURN_CTX(commit.condition, NegateCondition(commit.condition), path);
   return commit;
 }
@@ -695,7 +697,7 @@ Result<UpdateCommit> LoadUpdateCommit(const Storage& storage, const std::string&
 Result<UpdateCommit> DecodeUpdateCommit(Bytes tile_bytes, const std::string& file, uint64_t offset,
                                         const EncryptionKey* key, const Limits& limits) {
   ASSIGN_OR_RETURN(GenericTile tile, DecodeGenericTile(tile_bytes, file, offset, key, limits));
-  ASSIGN_OR_RETURN_CTX(UpdateCommit commit, ParseUpdateCommit(tile.data, 0),
+  ASSIGN_OR_RETURN_CTX(UpdateCommit commit, ParseUpdateCommit(tile.data, 0, limits),
                        fmt::format("{} (tile data at offset {})", file, offset));
   ASSIGN_OR_RETURN_CTX(commit.condition, NegateCondition(commit.condition), file);
   return commit;

@@ -128,7 +128,8 @@ ConditionNode MakeExpressionNode(CombinationOp op, std::vector<ConditionNode> ch
 // not a multiple of 8, decreasing or past the value, trailing bytes, nesting
 // deeper than 512), kUnsupported (unknown op or combination op byte); never
 // an allocation from an unchecked length or count.
-Result<ConditionNode> ParseCondition(Bytes bytes, uint64_t file_offset);
+Result<ConditionNode> ParseCondition(Bytes bytes, uint64_t file_offset,
+                                     const Limits& limits = DefaultLimits());
 
 struct UpdateValue {
   std::string field;
@@ -142,7 +143,8 @@ struct UpdateCommit {
 };
 
 // Parses a .upd tile's data: the condition (as stored) and the update values.
-Result<UpdateCommit> ParseUpdateCommit(Bytes bytes, uint64_t file_offset);
+Result<UpdateCommit> ParseUpdateCommit(Bytes bytes, uint64_t file_offset,
+                                       const Limits& limits = DefaultLimits());
 
 // TileDB's negation (ASTNode::get_negated_tree). kUnsupported for a NOT node
 // (TileDB cannot negate it either).

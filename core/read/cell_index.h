@@ -23,6 +23,7 @@
 #include "core/read/column.h"
 #include "core/read/sparse_order.h"
 #include "core/read/subarray.h"
+#include "core/util/limits.h"
 
 namespace tiledbfs::core {
 
@@ -76,6 +77,9 @@ struct ViewInputs {
   // unnamed keeping the bounding box's extent; sparse: only the cells in
   // it, from the tiles whose MBRs meet it (the generic index alone).
   Subarray subarray;
+  // The array's caps (Array::limits): an index of more cells than
+  // max_view_cells is kOutOfMemory.
+  Limits limits;
 };
 
 // Dense views: which fragment, tile and position supply cell i of the

@@ -214,9 +214,9 @@ Result<CellIndex> BuildDenseIndex(const ViewInputs& in) {
     I128 extent = hi[d] - lo[d] + 1;
     if (extent > (I128(1) << 62)) return Error::OutOfMemory("dense view too large");
     index.shape[d] = static_cast<uint64_t>(extent);
-    if (MulOverflow(n, index.shape[d], &n) || n > DefaultLimits().max_view_cells) {
+    if (MulOverflow(n, index.shape[d], &n) || n > in.limits.max_view_cells) {
       return Error::OutOfMemory(
-          fmt::format("dense view of more than {} cells", DefaultLimits().max_view_cells));
+          fmt::format("dense view of more than {} cells", in.limits.max_view_cells));
     }
     const Dimension& dim = schema.dimensions[d];
     index.box[d].lo.resize(DatatypeSize(dim.type), 0);

@@ -60,9 +60,9 @@ Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
   std::optional<KeyPacking> packing = KeyPacking::Plan(lo, hi, ord_bits);
   if (!packing) return std::optional<PackedPlan>();
   plan.packing = std::move(*packing);
-  if (plan.total_cells > DefaultLimits().max_view_cells) {
+  if (plan.total_cells > in.limits.max_view_cells) {
     return Error::OutOfMemory(
-        fmt::format("sparse view of more than {} cells", DefaultLimits().max_view_cells));
+        fmt::format("sparse view of more than {} cells", in.limits.max_view_cells));
   }
   return std::optional<PackedPlan>(std::move(plan));
 }

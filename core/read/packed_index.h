@@ -26,7 +26,7 @@ struct PackedPlan {
 // integer-like or do not pack with the ordinal in 64 bits, a fragment
 // without a non-empty domain, delete conditions. kCorrupt for a fragment
 // whose schema has another number of dimensions; kOutOfMemory for more
-// cells than DefaultLimits().max_view_cells.
+// cells than in.limits.max_view_cells.
 Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in);
 
 // A tile of a PackedPlan (an index into plan.order.tiles) and the bounds of

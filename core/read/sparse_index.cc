@@ -157,6 +157,10 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
     const size_t from = cells.size();
     AppendVisibleCells(in, filter ? tile_stamps : nullptr, base, cell_num, cells);
     if (!in.subarray.empty()) DropCellsOutside(in, ot, from, order.pos_bits, cells);
+    if (cells.size() > in.limits.max_view_cells) {
+      return Error::OutOfMemory(
+          fmt::format("sparse view of more than {} cells", in.limits.max_view_cells));
+    }
   }
   SortSparseCells(order, cells);
   if (!deleted.empty()) {

@@ -166,7 +166,7 @@ Result<Dimension> ParseDimension(ByteReader& r, uint32_t version, Datatype legac
   return d;
 }
 
-Result<Attribute> ParseAttribute(ByteReader& r, uint32_t version) {
+Result<Attribute> ParseAttribute(ByteReader& r, uint32_t version, const Limits& limits) {
   Attribute a;
   ASSIGN_OR_RETURN(a.name, ReadName32(r, "attribute.name"));
   ASSIGN_OR_RETURN(a.type, ReadDatatype(r, "attribute.datatype"));
@@ -189,10 +189,8 @@ Result<Attribute> ParseAttribute(ByteReader& r, uint32_t version) {
     ASSIGN_OR_RETURN(Bytes fill, r.ReadBytes(size, "attribute.fill_value"));
     a.fill_value.assign(fill.begin(), fill.end());
   } else {
-    // A cell larger than kMaxDefaultFillBytes gets its one default value
-    // alone: readers repeat a fill value to the cell size, and nothing is
-    // allocated on the word of an untrusted cell_val_num.
-    bool whole = !a.var() && a.cell_size() <= kMaxDefaultFillBytes;
+    // Limits::max_default_fill_bytes: a larger cell gets one default value.
+    bool whole = !a.var() && a.cell_size() <= limits.max_default_fill_bytes;
     a.fill_value = DefaultFillValue(a.type, whole ? a.cell_val_num : 1);
   }
   if (HasNullable(version)) {
@@ -279,7 +277,7 @@ Status CheckCount(const ByteReader& r, uint64_t count, uint64_t min_bytes, std::
   return Ok();
 }
 
-Result<ArraySchema> ParseSchemaBody(ByteReader& r) {
+Result<ArraySchema> ParseSchemaBody(ByteReader& r, const Limits& limits) {
   ArraySchema s;
   uint64_t at = r.offset();
   ASSIGN_OR_RETURN(s.version, r.Read<uint32_t>("schema.version"));
@@ -347,7 +345,7 @@ Result<ArraySchema> ParseSchemaBody(ByteReader& r) {
                     at));
   }
   for (uint32_t i = 0; i < attr_num; ++i) {
-    ASSIGN_OR_RETURN_CTX(Attribute a, ParseAttribute(r, v), fmt::format("attribute {}", i));
+    ASSIGN_OR_RETURN_CTX(Attribute a, ParseAttribute(r, v, limits), fmt::format("attribute {}", i));
     s.attributes.push_back(std::move(a));
   }
 
@@ -442,8 +440,8 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-Limits MetadataLimits() {
-  Limits l = DefaultLimits();
+Limits MetadataLimits(const Limits& limits) {
+  Limits l = limits;
   l.max_tile_bytes = l.max_metadata_bytes;
   return l;
 }
@@ -503,18 +501,19 @@ int ArraySchema::DimensionIndex(std::string_view n) const {
   return -1;
 }
 
-Result<ArraySchema> ParseArraySchema(Bytes payload, uint64_t file_offset) {
+Result<ArraySchema> ParseArraySchema(Bytes payload, uint64_t file_offset, const Limits& limits) {
   ByteReader r(payload, file_offset);
-  auto s = ParseSchemaBody(r);
+  auto s = ParseSchemaBody(r, limits);
   if (!s.ok()) return s.error().WithContext("array schema");
   return s;
 }
 
 Result<ArraySchema> LoadArraySchema(const Storage& storage, const std::string& path,
-                                    const EncryptionKey* key) {
+                                    const EncryptionKey* key, const Limits& limits) {
   // ReadGenericTile names the path in its errors.
-  ASSIGN_OR_RETURN(GenericTile tile, ReadGenericTile(storage, path, 0, key, MetadataLimits()));
-  ASSIGN_OR_RETURN_CTX(ArraySchema s, ParseArraySchema(tile.data), path);
+  ASSIGN_OR_RETURN(GenericTile tile,
+                   ReadGenericTile(storage, path, 0, key, MetadataLimits(limits)));
+  ASSIGN_OR_RETURN_CTX(ArraySchema s, ParseArraySchema(tile.data, 0, limits), path);
   s.name = BaseName(path);
   if (!ParseSchemaTimestamps(s.name, &s.timestamp_start, &s.timestamp_end)) {
     s.timestamp_start = s.timestamp_end = 0;  // the legacy __array_schema.tdb

@@ -151,12 +151,6 @@ struct ArraySchema {
 // The newest format version we read.
 constexpr uint32_t kMaxFormatVersion = 23;
 
-// Before version 6 the fill value is not stored but made from cell_val_num:
-// for a fixed cell larger than this, Attribute::fill_value holds the one
-// default value alone (readers repeat a fill value to the cell size), so an
-// untrusted cell_val_num allocates nothing.
-constexpr uint64_t kMaxDefaultFillBytes = uint64_t{64} << 10;
-
 // TileDB's default fill value for a type (constants::empty_*): one value for
 // var-sized cells, cell_val_num values otherwise. Integers get their minimum
 // (signed) or maximum (unsigned), floats NaN, CHAR 0x80, strings/BOOL/BLOB 0,
@@ -169,7 +163,8 @@ ByteVec DefaultFillValue(Datatype type, uint32_t cell_val_num);
 // single domain datatype: every dimension gets it. Before version 6
 // attributes get DefaultFillValue. Trailing bytes after the schema are
 // corrupt. `name`, timestamps are left empty (the loader sets them).
-Result<ArraySchema> ParseArraySchema(Bytes payload, uint64_t file_offset = 0);
+Result<ArraySchema> ParseArraySchema(Bytes payload, uint64_t file_offset = 0,
+                                     const Limits& limits = DefaultLimits());
 
 // An enumeration's values. Spec: format_spec/enumeration.md.
 struct Enumeration {
@@ -193,9 +188,11 @@ Result<Enumeration> ParseEnumeration(Bytes payload, uint64_t file_offset = 0);
 // Loads a schema file (generic tile) from storage, decrypting with `key`
 // when the tile is encrypted. Errors carry the path.
 Result<ArraySchema> LoadArraySchema(const Storage& storage, const std::string& path,
-                                    const EncryptionKey* key);
+                                    const EncryptionKey* key,
+                                    const Limits& limits = DefaultLimits());
 Result<Enumeration> LoadEnumeration(const Storage& storage, const std::string& path,
-                                    const EncryptionKey* key);
+                                    const EncryptionKey* key,
+                                    const Limits& limits = DefaultLimits());
 
 // Loads every enumeration `schema` refers to, in the schema's order, from
 // "__schema/__enumerations/<path name>" (storage rooted at the array). Each
@@ -203,7 +200,8 @@ Result<Enumeration> LoadEnumeration(const Storage& storage, const std::string& p
 // those in force with that schema. kCorrupt if a file holds another name.
 Result<std::vector<Enumeration>> LoadSchemaEnumerations(const Storage& storage,
                                                         const ArraySchema& schema,
-                                                        const EncryptionKey* key);
+                                                        const EncryptionKey* key,
+                                                        const Limits& limits = DefaultLimits());
 
 // The schema as JSON (the shape of the corpus' expected schema.json): keys
 // array_type, tile_order, cell_order, capacity, allows_dups, version,

@@ -113,21 +113,22 @@ Result<Enumeration> ParseEnumeration(Bytes payload, uint64_t file_offset) {
 }
 
 Result<Enumeration> LoadEnumeration(const Storage& storage, const std::string& path,
-                                    const EncryptionKey* key) {
-  Limits limits = DefaultLimits();
-  limits.max_tile_bytes = limits.max_metadata_bytes;
-  ASSIGN_OR_RETURN(GenericTile tile, ReadGenericTile(storage, path, 0, key, limits));
+                                    const EncryptionKey* key, const Limits& limits) {
+  Limits metadata = limits;
+  metadata.max_tile_bytes = metadata.max_metadata_bytes;
+  ASSIGN_OR_RETURN(GenericTile tile, ReadGenericTile(storage, path, 0, key, metadata));
   ASSIGN_OR_RETURN_CTX(Enumeration e, ParseEnumeration(tile.data), path);
   return e;
 }
 
 Result<std::vector<Enumeration>> LoadSchemaEnumerations(const Storage& storage,
                                                         const ArraySchema& schema,
-                                                        const EncryptionKey* key) {
+                                                        const EncryptionKey* key,
+                                                        const Limits& limits) {
   std::vector<Enumeration> out;
   for (const EnumerationRef& ref : schema.enumerations) {
     std::string path = "__schema/__enumerations/" + ref.path_name;
-    ASSIGN_OR_RETURN(Enumeration e, LoadEnumeration(storage, path, key));
+    ASSIGN_OR_RETURN(Enumeration e, LoadEnumeration(storage, path, key, limits));
     if (e.name != ref.name) {
       return Error::Corrupt(fmt::format("{}: enumeration is named '{}', schema {} expects '{}'",
                                         path, e.name, schema.name, ref.name));

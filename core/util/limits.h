@@ -15,6 +15,12 @@ struct Limits {
   uint64_t max_view_cells = uint64_t{1} << 34;
   // Most fragments, schemas or commit files in one array folder.
   uint64_t max_files = uint64_t{1} << 22;
+  // Deepest nesting of a delete or update condition (parsed recursively).
+  int max_condition_depth = 512;
+  // Largest fixed cell given its whole default fill value: past it
+  // Attribute::fill_value holds one value, which readers repeat to the cell
+  // size, so an untrusted cell_val_num allocates nothing.
+  uint64_t max_default_fill_bytes = uint64_t{64} << 10;
 };
 
 inline const Limits& DefaultLimits() {

@@ -291,6 +291,7 @@ Result<std::pair<std::shared_ptr<ArrayTree::Scope>, std::vector<std::string>>> A
       in.filter_timestamps = false;
       in.dedup = false;
       in.encrypted = array->encrypted();
+      in.limits = array->limits();
       fscope->view = std::make_shared<const core::ArrayView>(frag->schema_ptr(), std::move(in),
                                                              frag->name().t2, array->tile_cache());
       uint64_t per_cell = sizeof(core::CellRef);
@@ -363,7 +364,7 @@ std::shared_ptr<const std::vector<core::Enumeration>> ArrayTree::Enumerations(
   auto it = enums_.find(schema.name);
   if (it != enums_.end()) return it->second;
   // A schema whose enumerations cannot be read shows indexes instead of labels.
-  auto loaded = core::LoadSchemaEnumerations(*storage_, schema, array.key());
+  auto loaded = core::LoadSchemaEnumerations(*storage_, schema, array.key(), array.limits());
   auto value = std::make_shared<const std::vector<core::Enumeration>>(
       loaded.ok() ? std::move(*loaded) : std::vector<core::Enumeration>{});
   enums_[schema.name] = value;
@@ -605,23 +606,38 @@ Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope
   return computed;
 }
 
+namespace {
+
+// `header` bytes then `cells` cells of `cell_size` bytes; kOutOfMemory past
+// 2^64 (a hostile cell count or cell_val_num).
+Result<uint64_t> SizeOfCells(uint64_t header, uint64_t cells, uint64_t cell_size) {
+  uint64_t size;
+  if (core::MulOverflow(cells, cell_size, &size) || core::AddOverflow(size, header, &size)) {
+    return Error::OutOfMemory(
+        fmt::format("{} cells of {} bytes do not fit in a file", cells, cell_size));
+  }
+  return size;
+}
+
+}  // namespace
+
 Result<uint64_t> ArrayTree::CellFileSize(const Scope& scope, const CellFile& f) {
   using Kind = CellFile::Kind;
   switch (f.kind) {
     case Kind::kFixed: {
       ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
-      return cells * f.cell_size();
+      return SizeOfCells(0, cells, f.cell_size());
     }
     case Kind::kNpy: {
       ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
       ASSIGN_OR_RETURN(std::string header, NpyHeader(*scope.view, f.type, f.cell_val_num));
-      return header.size() + cells * f.cell_size();
+      return SizeOfCells(header.size(), cells, f.cell_size());
     }
     case Kind::kValidity:
       return scope.view->CellCount();
     case Kind::kVarOffsets: {
       ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
-      return (cells + 1) * 8;
+      return SizeOfCells(8, cells, 8);
     }
     case Kind::kVarData:
     case Kind::kTxt:
@@ -645,6 +661,7 @@ Result<std::unique_ptr<OpenFile>> ArrayTree::OpenCellFile(const Scope& scope, co
         ASSIGN_OR_RETURN(header, NpyHeader(*scope.view, f.type, f.cell_val_num));
       }
       bool validity = f.kind == Kind::kValidity;
+      TRY(SizeOfCells(header.size(), cells, validity ? 1 : f.cell_size()));
       return MakeFieldRangeFile(scope.view, f.field,
                                 validity ? FieldPart::kValidity : FieldPart::kData,
                                 std::move(header), cells, validity ? 1 : f.cell_size());

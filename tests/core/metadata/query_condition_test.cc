@@ -270,6 +270,12 @@ TEST(ConditionParseTest, HostileCountsLengthsAndDepthAllocateNothing) {
     auto p = ParseCondition(w.bytes(), 0);
     ASSERT_FALSE(p.ok());
     EXPECT_NE(p.error().message().find("nested deeper than 512"), std::string::npos);
+    // The cap is the caller's Limits::max_condition_depth.
+    Limits shallow;
+    shallow.max_condition_depth = 8;
+    auto capped = ParseCondition(w.bytes(), 0, shallow);
+    ASSERT_FALSE(capped.ok());
+    EXPECT_NE(capped.error().message().find("nested deeper than 8"), std::string::npos);
   }
 }
 

@@ -2,6 +2,7 @@
 // (Array -> ArrayView -> ReadField), compared byte for byte with TileDB's own
 // read of it (tests/data/<corpus>/expected/<name>/views/<T>/): the public
 // corpus and the oracle corpus (tests/data/oracle_corpus/README.md).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -407,6 +408,46 @@ TEST(RangeReadTest, ReaderStateKeepsTilesACacheCannot) {
       // to it after another tile (sparse views interleave fragments).
       EXPECT_GT(reads[0], whole_reads) << name << " " << a.name;
       EXPECT_LT(reads[1], reads[0]) << name << " " << a.name;
+    }
+  }
+}
+
+// The array's Limits reach its views' indexes: an index of more cells than
+// max_view_cells is refused as kOutOfMemory naming the cap, on the dense,
+// packed and generic (delete conditions, string dimensions) paths alike. A
+// sparse index holds the stored cells it reads before dedup and deletes
+// drop some: a cap of the fragments' cells lets it through.
+TEST(ArrayLimitsTest, ViewCellCapReachesEveryIndex) {
+  for (const std::string name : {"dense_1d", "sparse_2d", "deletes", "sparse_strdim"}) {
+    auto storage = LocalStorage::Open((kCorpus / "arrays" / name).string());
+    ASSERT_TRUE(storage.ok());
+    auto open = Array::Open(*storage, std::nullopt);
+    ASSERT_TRUE(open.ok()) << name;
+    auto whole = (*open)->ViewAt(UINT64_MAX);
+    ASSERT_TRUE(whole.ok()) << name;
+    auto cells = (*whole)->CellCount();
+    ASSERT_TRUE(cells.ok()) << name;
+    ASSERT_GT(*cells, 1u) << name;
+    uint64_t stored = 0;
+    for (const auto& f : (*whole)->fragments()) stored += f->cell_num();
+    const uint64_t enough = (*whole)->schema().dense() ? *cells : stored;
+    for (const uint64_t cap : {*cells - 1, enough}) {
+      Limits limits;
+      limits.max_view_cells = cap;
+      auto array = Array::Open(*storage, std::nullopt, limits);
+      ASSERT_TRUE(array.ok()) << name;
+      auto view = (*array)->ViewAt(UINT64_MAX);
+      ASSERT_TRUE(view.ok()) << name;
+      auto read = (*view)->ReadField((*view)->schema().attributes[0].name);
+      if (cap < *cells) {
+        ASSERT_FALSE(read.ok()) << name << ": " << *cells << " cells read under a cap of " << cap;
+        EXPECT_EQ(read.error().code(), ErrorCode::kOutOfMemory) << read.error().ToString();
+        EXPECT_NE(read.error().message().find(fmt::format("more than {} cells", cap)),
+                  std::string::npos)
+            << read.error().ToString();
+      } else {
+        EXPECT_TRUE(read.ok()) << name << ": " << read.error().ToString();
+      }
     }
   }
 }

@@ -550,6 +550,12 @@ TEST(ArraySchemaParse, HugeLegacyCellGetsOneFillValueNotAllocated) {
   r = ParseArraySchema(BuildSchema(spec));
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->attributes[0].fill_value.size(), 8000u);
+  // The cap is the caller's Limits::max_default_fill_bytes.
+  Limits small;
+  small.max_default_fill_bytes = 4096;
+  r = ParseArraySchema(BuildSchema(spec), 0, small);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->attributes[0].fill_value.size(), 8u);
 }
 
 TEST(ArraySchemaParse, AttributeCountBeyondPayload) {
