@@ -9,6 +9,15 @@
 
 namespace tiledbfs::core {
 
+Status CheckDimensionCount(const ViewInputs& in, const FragmentMetadata& frag) {
+  const size_t dims = in.schema->dimensions.size();
+  if (frag.schema().dimensions.size() != dims) {
+    return Error::Corrupt(fmt::format("{}: schema has {} dimensions, the array {}", frag.dir(),
+                                      frag.schema().dimensions.size(), dims));
+  }
+  return Ok();
+}
+
 bool ZippedCoords(const FragmentMetadata& frag) {
   return !frag.dense() && frag.FieldIndex(FieldRef::Coords()) >= 0 &&
          frag.FieldIndex(FieldRef::Dimension(0)) < 0;
@@ -70,6 +79,11 @@ std::vector<Result<std::vector<DecodedTile>>> ReadCoordTileBatch(
   return results;
 }
 
+namespace {
+
+// Tile `t`'s per-cell timestamps (into *stamps, when the fragment has them)
+// and delete timestamps (into *deleted, when the view filters by time),
+// each checked to hold `cell_num` values.
 Status ReadTileStamps(const ViewInputs& in, const FragmentMetadata& frag, uint64_t t,
                       uint64_t cell_num, DecodedTile* stamps, DecodedTile* deleted) {
   const FragmentFooter& ft = frag.footer();
@@ -91,6 +105,8 @@ Status ReadTileStamps(const ViewInputs& in, const FragmentMetadata& frag, uint64
 }
 
 // then stay: DropDeletedCells takes them out after the dedup.
+// Appends `base | p` for every cell p of a tile written by the view's
+// instant (`stamps`, when filtering; null: every cell).
 void AppendVisibleCells(const ViewInputs& in, const DecodedTile* stamps, uint64_t base,
                         uint64_t cell_num, std::vector<uint64_t>& cells) {
   // Written through a pointer: a push_back per cell was a call per cell.
@@ -111,11 +127,31 @@ void AppendVisibleCells(const ViewInputs& in, const DecodedTile* stamps, uint64_
   cells.resize(from + n);
 }
 
+// Where tile gt of the order keeps its delete timestamps: a slot of
+// `deleted`; null when the view does not read them.
 DecodedTile* DeletedSlot(const ViewInputs& in, const FragmentFooter& ft,
                          std::vector<DecodedTile>& deleted, size_t gt, size_t tiles) {
   if (!ft.has_delete_meta || !in.filter_timestamps) return nullptr;
   if (deleted.empty()) deleted.resize(tiles);
   return &deleted[gt];
+}
+
+}  // namespace
+
+Status AppendTileCells(const ViewInputs& in, OrderInput& order, size_t gt, DecodedTile* stamps,
+                       std::vector<DecodedTile>& deleted, std::vector<uint64_t>& cells) {
+  OrderTile& ot = order.tiles[gt];
+  const FragmentMetadata& frag = *in.fragments[ot.fragment];
+  const FragmentFooter& ft = frag.footer();
+  const uint64_t cell_num = frag.TileCellNum(ot.tile);
+  DecodedTile* tile_stamps = ft.has_timestamps ? stamps : nullptr;
+  TRY(ReadTileStamps(in, frag, ot.tile, cell_num, tile_stamps,
+                     DeletedSlot(in, ft, deleted, gt, order.tiles.size())));
+  ot.stamps = tile_stamps;
+  const bool filter = in.filter_timestamps && ft.has_timestamps;
+  AppendVisibleCells(in, filter ? tile_stamps : nullptr, uint64_t{gt} << order.pos_bits, cell_num,
+                     cells);
+  return Ok();
 }
 
 const Range* TileMbr(const FragmentMetadata& frag, uint64_t t, size_t d, size_t dims) {

@@ -9,8 +9,13 @@
 #include <vector>
 
 #include "core/read/cell_index.h"
+#include "core/read/sparse_order.h"
 
 namespace tiledbfs::core {
+
+// kCorrupt where fragment `frag`'s schema has another number of dimensions
+// than the view's.
+Status CheckDimensionCount(const ViewInputs& in, const FragmentMetadata& frag);
 
 // Old sparse fragments keep every dimension's values in one zipped tile.
 bool ZippedCoords(const FragmentMetadata& frag);
@@ -25,24 +30,16 @@ Result<std::vector<DecodedTile>> ReadCoordTiles(const FragmentMetadata& frag, ui
 std::vector<Result<std::vector<DecodedTile>>> ReadCoordTileBatch(
     const ViewInputs& in, std::span<const std::pair<uint32_t, uint64_t>> tiles, size_t dims);
 
-// Tile `t`'s per-cell timestamps (into *stamps, when the fragment has them)
-// and delete timestamps (into *deleted, when the view filters by time),
-// each checked to hold `cell_num` values.
-Status ReadTileStamps(const ViewInputs& in, const FragmentMetadata& frag, uint64_t t,
-                      uint64_t cell_num, DecodedTile* stamps, DecodedTile* deleted);
-
-// Appends `base | p` for every cell p of a tile written by the view's
-// instant (`stamps`, when filtering; null: every cell). Cells deleted by
-// then stay: DropDeletedCells takes them out after the dedup.
-void AppendVisibleCells(const ViewInputs& in, const DecodedTile* stamps, uint64_t base,
-                        uint64_t cell_num, std::vector<uint64_t>& cells);
-
-// Where tile gt of the order (of a fragment with footer `ft`) keeps its
-// delete timestamps: a slot of `deleted`, sized for every tile of the
-// order at the first fragment that has them; null when the view does not
-// read them (ReadTileStamps then leaves them).
-DecodedTile* DeletedSlot(const ViewInputs& in, const FragmentFooter& ft,
-                         std::vector<DecodedTile>& deleted, size_t gt, size_t tiles);
+// Tile gt of `order`, its coordinates checked: reads its cell timestamps
+// into *stamps where its fragment has them (and its delete timestamps into
+// a slot of `deleted`, sized for every tile of the order at the first
+// fragment that has them, when the view filters by time), points
+// order.tiles[gt].stamps at them, and appends `gt << pos_bits | p` for
+// every cell p written by the view's instant. Cells deleted by then stay:
+// DropDeletedCells takes them out after the dedup. kCorrupt for stamps of
+// another cell count.
+Status AppendTileCells(const ViewInputs& in, OrderInput& order, size_t gt, DecodedTile* stamps,
+                       std::vector<DecodedTile>& deleted, std::vector<uint64_t>& cells);
 
 // Dimension d's bounds in the MBR of tile t of `frag` (a fragment of one
 // tile: its non-empty domain, which holds every cell), or null where

@@ -24,10 +24,7 @@ Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
   uint64_t max_cells = 0;
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
     const FragmentMetadata& frag = *in.fragments[fi];
-    if (frag.schema().dimensions.size() != dims) {
-      return Error::Corrupt(fmt::format("{}: schema has {} dimensions, the array {}", frag.dir(),
-                                        frag.schema().dimensions.size(), dims));
-    }
+    TRY(CheckDimensionCount(in, frag));
     if (frag.tile_num() == 0) continue;
     const FragmentFooter& ft = frag.footer();
     if (ft.null_non_empty_domain || ft.non_empty_domain.size() != dims) {
@@ -146,7 +143,6 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
     const size_t gt = pt.tile;
     OrderTile& ot = order.tiles[gt];
     const FragmentMetadata& frag = *in.fragments[ot.fragment];
-    const FragmentFooter& ft = frag.footer();
     if (i >= window_first + window.size()) read_window(i);
     ASSIGN_OR_RETURN(std::vector<DecodedTile> coords, std::move(*window[i - window_first]));
     const uint64_t t = ot.tile;
@@ -163,14 +159,8 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
       }
       if (!dt.offsets.empty() || dt.cell_size != DatatypeSize(types[d])) return Cells();
     }
-    DecodedTile* tile_stamps = ft.has_timestamps ? &stamps[i] : nullptr;
-    TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps,
-                       DeletedSlot(in, ft, deleted, gt, order.tiles.size())));
-    ot.stamps = tile_stamps;
-    const uint64_t base = uint64_t{gt} << order.pos_bits;
-    const bool filter = in.filter_timestamps && ft.has_timestamps;
     const size_t first = cells.size();
-    AppendVisibleCells(in, filter ? tile_stamps : nullptr, base, cell_num, cells);
+    TRY(AppendTileCells(in, order, gt, &stamps[i], deleted, cells));
     // Dimension d's value of each cell from `first` on, less its bound, to
     // each(c, v): int64-like values inline (the common case), the rest
     // through OrderedLoadFor.

@@ -99,10 +99,7 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
   uint64_t max_cells = 0;
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
     const FragmentMetadata& frag = *in.fragments[fi];
-    if (frag.schema().dimensions.size() != dims) {
-      return Error::Corrupt(fmt::format("{}: schema has {} dimensions, the array {}", frag.dir(),
-                                        frag.schema().dimensions.size(), dims));
-    }
+    TRY(CheckDimensionCount(in, frag));
     coords[fi].resize(frag.tile_num());
     if (frag.footer().has_timestamps) stamps[fi].resize(frag.tile_num());
     // A slice reads only the tiles whose rectangles meet it.
@@ -148,14 +145,9 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
       }
     }
     for (const auto& dt : coords[fi][t]) ot.dims.push_back(&dt);
-    DecodedTile* tile_stamps = ft.has_timestamps ? &stamps[fi][t] : nullptr;
-    TRY(ReadTileStamps(in, frag, t, cell_num, tile_stamps,
-                       DeletedSlot(in, ft, deleted, gt, order.tiles.size())));
-    ot.stamps = tile_stamps;
-    const uint64_t base = uint64_t{gt} << order.pos_bits;
-    const bool filter = in.filter_timestamps && ft.has_timestamps;
     const size_t from = cells.size();
-    AppendVisibleCells(in, filter ? tile_stamps : nullptr, base, cell_num, cells);
+    TRY(AppendTileCells(in, order, gt, ft.has_timestamps ? &stamps[fi][t] : nullptr, deleted,
+                        cells));
     if (!in.subarray.empty()) DropCellsOutside(in, ot, from, order.pos_bits, cells);
     if (cells.size() > in.limits.max_view_cells) {
       return Error::OutOfMemory(

@@ -213,11 +213,7 @@ Result<CellIndex> BuildStoredIndex(const ViewInputs& in) {
   uint64_t max_cells = 0;
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
     const FragmentMetadata& frag = *in.fragments[fi];
-    if (frag.tile_num() > 0 && frag.schema().dimensions.size() != in.schema->dimensions.size()) {
-      return Error::Corrupt(fmt::format("{}: schema has {} dimensions, the array {}", frag.dir(),
-                                        frag.schema().dimensions.size(),
-                                        in.schema->dimensions.size()));
-    }
+    if (frag.tile_num() > 0) TRY(CheckDimensionCount(in, frag));
     for (uint64_t t = 0; t < frag.tile_num(); ++t) {
       const uint64_t n = frag.TileCellNum(t);
       max_cells = std::max(max_cells, n);
@@ -252,10 +248,7 @@ Result<std::optional<std::vector<uint64_t>>> CountStoredDimensionValues(
   std::vector<std::pair<uint32_t, uint64_t>> unsettled;
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
     const FragmentMetadata& frag = *in.fragments[fi];
-    if (frag.tile_num() > 0 && frag.schema().dimensions.size() != dims) {
-      return Error::Corrupt(fmt::format("{}: schema has {} dimensions, the array {}", frag.dir(),
-                                        frag.schema().dimensions.size(), dims));
-    }
+    if (frag.tile_num() > 0) TRY(CheckDimensionCount(in, frag));
     for (uint64_t t = 0; t < frag.tile_num(); ++t) {
       const Range* r = TileMbr(frag, t, d, dims);
       if (r != nullptr && r->lo.size() == size && r->hi.size() == size) {
