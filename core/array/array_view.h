@@ -78,7 +78,7 @@ class ArrayView {
   // KeepsEveryStoredCell counts its stored cells instead, and its index,
   // once built, holds as many or is kCorrupt).
   Result<uint64_t> CellCount() const;
-  // KeepsEveryStoredCell (cell_index.h) of this view, found once.
+  // KeepsEveryStoredCell (stored_order.h) of this view, found once.
   bool KeepsEveryStoredCell() const;
   // Dense: the bounding box's extents; sparse: {cell count}.
   Result<std::vector<uint64_t>> Shape() const;
@@ -102,7 +102,7 @@ class ArrayView {
                                 Pieces* pieces = nullptr) const;
 
   // Sparse views whose integer coordinates pack: CountDimensionValues
-  // (cell_index.h) of dimension `name` over the view's cells; nullopt for
+  // (packed_index.h) of dimension `name` over the view's cells; nullopt for
   // other views. Before the index is built, a view that KeepsEveryStoredCell
   // counts with no index (CountStoredDimensionValues), so that sizing a
   // file needs no look at the other dimensions nor a sort. kNotFound for a
