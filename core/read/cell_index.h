@@ -1,5 +1,5 @@
 // Which stored cell supplies each cell of a view, in the view's order
-// (NAMESPACE.md "Which cells, in which order"):
+// (docs/namespace.md "Which cells, in which order"):
 //  - dense: every cell of the bounding box of the fragments' non-empty
 //    domains, row-major; per cell the newest fragment that wrote it, else
 //    the fill value;

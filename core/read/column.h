@@ -1,5 +1,5 @@
 // A field of a view, materialised: what attributes/<a>.bin, .offsets and
-// .validity hold (NAMESPACE.md), in the view's cell order.
+// .validity hold (docs/namespace.md), in the view's cell order.
 #pragma once
 
 #include <cstdint>

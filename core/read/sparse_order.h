@@ -1,4 +1,4 @@
-// The order of a sparse view's cells (NAMESPACE.md "Which cells, in which
+// The order of a sparse view's cells (docs/namespace.md "Which cells, in which
 // order"): by coordinates, row-major (first dimension slowest), each
 // dimension in its type's order (CompareValues); cells with equal
 // coordinates newest first (timestamp, then fragment, then position in the

@@ -2,7 +2,7 @@
 // memory does not grow with the array: a few windows of at most about
 // `window_cells` cells each, instead of 8 bytes for every cell of the view.
 //
-// The view's cells are in row-major order (NAMESPACE.md), so the cells
+// The view's cells are in row-major order (docs/namespace.md), so the cells
 // whose first coordinate lies in a range of values are consecutive. The
 // windows cut the first dimension's values into ranges of about
 // `window_cells` cells, estimated from the tiles' bounding rectangles (a

@@ -1,5 +1,5 @@
 // A subarray: per dimension, the closed range [lo, hi] a slice keeps
-// (NAMESPACE.md "Slices"), or none for the dimension's whole extent.
+// (docs/namespace.md "Slices"), or none for the dimension's whole extent.
 // Values are in the dimension's own type (strings: their bytes).
 #pragma once
 

@@ -1,6 +1,6 @@
 // Reading one data tile of one field of one fragment: the ranged reads
 // through Storage and the filter pipelines run in reverse. Nothing else of a
-// fragment is touched (STYLE.md: a read of one attribute reads only its tiles).
+// fragment is touched (docs/style.md: a read of one attribute reads only its tiles).
 #pragma once
 
 #include <cstdint>

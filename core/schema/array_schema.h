@@ -40,7 +40,7 @@
 
 namespace tiledbfs::core {
 
-// Format-version predicates (STYLE.md 3).
+// Format-version predicates (docs/style.md 3).
 inline bool HasAllowsDups(uint32_t v) { return v >= 5; }
 inline bool HasPerDimensionType(uint32_t v) { return v >= 5; }
 inline bool HasFillValues(uint32_t v) { return v >= 6; }
