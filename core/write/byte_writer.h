@@ -17,7 +17,7 @@ class ByteWriter {
   void Put(T v) {
     static_assert(std::is_trivially_copyable_v<T>);
     const auto* p = reinterpret_cast<const uint8_t*>(&v);
-    AppendBytes(out_, p, sizeof(T));  // hosts are little-endian (STYLE.md)
+    AppendBytes(out_, p, sizeof(T));  // hosts are little-endian (docs/style.md)
   }
   void PutBytes(Bytes b) { AppendBytes(out_, b); }
   void PutString(std::string_view s) { PutBytes(AsBytes(s)); }

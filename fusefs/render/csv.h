@@ -1,4 +1,4 @@
-// CSV as NAMESPACE.md defines it for data.csv, <field>.txt and tiles.csv:
+// CSV as docs/namespace.md defines it for data.csv, <field>.txt and tiles.csv:
 // comma-separated, LF line ends, RFC 4180 quoting (a field holding `,` `"`
 // CR or LF is quoted, quotes doubled), an empty string is `""`, a null is an
 // empty unquoted field. Values follow value_text.h. Every byte written is

@@ -55,7 +55,7 @@ except ImportError:
 
 
 def unescape(name):
-    """A file name back to the field / member name (NAMESPACE.md, Names)."""
+    """A file name back to the field / member name (docs/namespace.md, Names)."""
     if name == "%00":
         return ""
     return name.replace("%2F", "/").replace("%25", "%")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Text that every client reads (NAMESPACE.md "Values", issue 41), on arrays
+"""Text that every client reads (docs/namespace.md "Values", issue 41), on arrays
 whose strings are not all UTF-8.
 
   hostile_strings_test.py viewer|mount BIN_DIR MAKER

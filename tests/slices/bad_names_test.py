@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A slice or diff name that resolves to nothing is ENOENT through a mount,
-with a log line saying why (NAMESPACE.md "Slices"); the viewer prints the
+with a log line saying why (docs/namespace.md "Slices"); the viewer prints the
 reason and exits 1.
 
   bad_names_test.py BIN_DIR CORPUS

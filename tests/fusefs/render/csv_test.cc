@@ -204,7 +204,7 @@ std::string Escaped(std::string_view text) {
   return out;
 }
 
-// Bytes that are not part of valid UTF-8 are written \xHH (NAMESPACE.md
+// Bytes that are not part of valid UTF-8 are written \xHH (docs/namespace.md
 // "Values") on every path: plain var text, text to quote, fixed CHAR cells
 // (the fill byte 0x80), a header name, an enumeration label; the measured
 // size is the written one, and a sequence split between two cells is two
