@@ -141,8 +141,7 @@ Kind KindOf(const core::Column& c, const core::Enumeration* e) {
 // space. Emit keeps p and end in locals (registers) and calls Room before
 // each write that may need more than is left. Every store through a char
 // pointer may alias any memory, so a cursor kept in an object was written
-// back and reloaded around every store (rendering a table like sparse8's
-// took 5 % longer that way).
+// back and reloaded around every store.
 struct Cursor {
   char* p;
   char* end;
@@ -261,8 +260,7 @@ bool AsciiText(const core::Column& c, uint64_t first, uint64_t last) {
 // An integer column's last value and where Emit wrote its text. A sparse
 // array's leading dimension holds one value for a run of cells (a row of a
 // tile: about 100 cells in sparse8), so its text is copied from the last row
-// instead of being converted again (WriteDecimal was 7 % of rendering
-// sparse8's data.csv on one core, half of it for that column).
+// instead of being converted again.
 struct LastInteger {
   uint64_t value = 0;
   size_t at = 0;    // offset of its text in `out`
@@ -409,8 +407,7 @@ void CsvTable::Emit(std::string& out, uint64_t first, uint64_t last) const {
               text = reinterpret_cast<const char*>(c.data.data() + from);
               if (n - 1 < kShortText && from + kShortText <= c.data.size()) {
                 // A short value (1 to 16 bytes) with 16 bytes to read from:
-                // one fixed-size copy, no call (a memcpy call per value was
-                // 4.5 % of rendering sparse8's data.csv).
+                // one fixed-size copy, no memcpy call per value.
                 at.p = p;
                 at = Room(out, at, kShortText);
                 std::memcpy(at.p, text, kShortText);
