@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Instructions executed by `tiledbfs-view ARRAY FILE > /dev/null` (valgrind's callgrind),
 # build beside build: a yardstick for a change to the read path that does not move with
-# the host's load, where times on a shared 2-core VM move by 25 % between runs of the same
-# binary (BENCHMARKS.md, session 29). It counts instructions, not time: a change that
+# the host's load, as times on a shared VM do. It counts instructions, not time: a change that
 # trades instructions for memory traffic or page faults still needs bench.sh.
 #   scripts/count-instructions.sh BUILD_DIR [BUILD_DIR...]
 # Env: COUNT_ARRAY (default: a sparse8 of make-bench-arrays.sh at scale 256, 5M cells, made

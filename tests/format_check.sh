@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails if a tracked C++ file is not formatted as .clang-format says (STYLE.md 10).
+# Fails if a tracked C++ file is not formatted as .clang-format says (docs/style.md 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v clang-format >/dev/null; then

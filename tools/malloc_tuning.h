@@ -3,7 +3,7 @@
 // Decoding allocates tile buffers of about a megabyte continuously. With
 // glibc's defaults each one is a fresh mmap, returned at free, so every page
 // of every tile costs a page fault; on virtual machines the fault path is
-// slower than the decoding itself (BENCHMARKS.md measures it). glibc reads
+// slower than the decoding itself. glibc reads
 // its tunables only at start-up, so the program re-executes itself once with
 // them set: big buffers stay on the heap, freed memory is kept for the next
 // tiles (up to 64 MiB), the heap is backed by transparent huge pages where the
@@ -26,8 +26,7 @@ inline void ReexecWithMallocTuning(char** argv) {
   if (setenv("TILEDBFS_MALLOC_TUNING", "1", 1) != 0) return;
   // One arena. Tiles are decoded on the FUSE worker threads; with an arena
   // per core they came from mmap'd side heaps that glibc unmaps as they
-  // empty, so every tile faulted its pages in again (BENCHMARKS.md: 8 readers
-  // of 1 GiB took 2.4x as long). Small allocations go through each thread's
+  // empty, so every tile faulted its pages in again. Small allocations go through each thread's
   // tcache without the arena lock.
   const std::string tunables =
       "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"

@@ -60,7 +60,7 @@ class ArrayView {
   // The same view, fresh (no index built), its sparse index cut into
   // windows of about `cells` cells (sparse_windows.h; ViewInputs).
   std::shared_ptr<const ArrayView> WithIndexWindow(uint64_t cells) const;
-  // The same view restricted to a subarray (NAMESPACE.md "Slices"; ViewInputs):
+  // The same view restricted to a subarray (docs/namespace.md "Slices"; ViewInputs):
   // fresh, its index built over the cells in it alone.
   std::shared_ptr<const ArrayView> WithSubarray(Subarray subarray) const;
   const Subarray& subarray() const { return in_.subarray; }

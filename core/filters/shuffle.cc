@@ -35,9 +35,8 @@ void ByteUnshuffleFixed(const uint8_t* src, uint64_t n, uint8_t* dst) {
 #if defined(__SSE2__)
   // 16 values at a time: 16 bytes of each plane, interleaved byte by byte,
   // then pairs, then quads (a transpose in log2(TS) rounds of unpacks);
-  // the values past the last 16 go one by one below. The scalar loop was
-  // 18 % of an in-process BYTESHUFFLE+ZSTD read's samples; this is 2.7 %
-  // (BENCHMARKS.md, session 12).
+  // the values past the last 16 go one by one below. The scalar loop was a
+  // large share of a BYTESHUFFLE+ZSTD read.
   for (; i + 16 <= n; i += 16) {
     __m128i a[TS];
     for (uint64_t j = 0; j < TS; ++j) {

@@ -54,7 +54,7 @@ inline constexpr char kGroupMarkerFile[] = "__tiledb_group.tdb";
 inline constexpr char kGroupDetailsDir[] = "__group";
 inline constexpr char kGroupMetadataDir[] = "__meta";
 
-// Format-version predicates (STYLE.md 3).
+// Format-version predicates (docs/style.md 3).
 inline bool HasMemberDeletedFlag(uint32_t member_version) { return member_version >= 2; }
 inline bool IsKnownGroupDetailsVersion(uint32_t v) { return v == 1 || v == 2; }
 

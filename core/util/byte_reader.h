@@ -1,4 +1,4 @@
-// The one checked reader of little-endian on-disk bytes (STYLE.md 4).
+// The one checked reader of little-endian on-disk bytes (docs/style.md 4).
 //
 // Every read checks `n > remaining()` (which cannot overflow) before touching
 // memory, copies with memcpy (never reinterpret_cast to structs), leaves the

@@ -45,15 +45,14 @@ struct NoInitAllocator : std::allocator<T> {
 };
 
 // Owned bytes. ByteVec(n) and resize(n) leave the new bytes unset, for the
-// decode path that overwrites them at once (zeroing every decoded buffer
-// first was 8 % of the CPU of a layout pass over sparse8, BENCHMARKS.md session 24);
-// ByteVec(n, 0) and resize(n, 0) zero them.
+// decode path that overwrites them at once (zeroing them would add a pass
+// over every decoded buffer); ByteVec(n, 0) and resize(n, 0) zero them.
 using ByteVec = std::vector<uint8_t, NoInitAllocator<uint8_t>>;
 
 // Appends n bytes at p to v. ByteVec's insert() and its growth copy byte by
 // byte (the allocator's construct() is called per element, which the
-// library does not turn into memcpy): 30 times slower than this, and 5 % of
-// rendering sparse8's data.csv, whose text values are gathered run by run.
+// library does not turn into memcpy), too slow for text values gathered
+// run by run.
 inline void AppendBytes(ByteVec& v, const uint8_t* p, size_t n) {
   if (n == 0) return;
   const size_t at = v.size();

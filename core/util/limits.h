@@ -1,4 +1,4 @@
-// Limits on what untrusted numbers may make us allocate (STYLE.md 6). One
+// Limits on what untrusted numbers may make us allocate (docs/style.md 6). One
 // struct with sane defaults; every loader takes it (or uses the default).
 #pragma once
 

@@ -1,7 +1,7 @@
 // Result<T>: a value or an Error, shaped like std::expected (C++23), with a
 // small code enum and a message carrying context (file relative to the array,
 // offset, structure and field, format version). Errors are returned, never
-// thrown across modules (STYLE.md 5).
+// thrown across modules (docs/style.md 5).
 #pragma once
 
 #include <cassert>

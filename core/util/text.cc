@@ -102,9 +102,8 @@ size_t ValidRun(const uint8_t* p, size_t n) {
 // the one before it are classified by three 16-entry tables of error bits
 // (high and low nibble of the byte before, high nibble of this one), whose
 // AND is the error set of the pair; the bytes that must be the 2nd or 3rd
-// continuation of a 3- or 4-byte lead are checked apart. Text with a
-// non-ASCII character every few bytes is validated about 10 times faster
-// than byte by byte, which made data.csv of such text render 2x slower.
+// continuation of a 3- or 4-byte lead are checked apart. Byte by byte, the
+// check held up rendering text with frequent non-ASCII characters.
 #define TILEDBFS_UTF8_SSSE3 1
 namespace {
 

@@ -1,6 +1,6 @@
 // Small text helpers shared by the JSON, CSV and value renderers.
 //
-// Every text file of the namespace is valid UTF-8 (NAMESPACE.md "Values"):
+// Every text file of the namespace is valid UTF-8 (docs/namespace.md "Values"):
 // a byte that is not part of valid UTF-8 is written `\xHH`, two lowercase
 // hex digits, as Python's bytes.decode("utf-8", "backslashreplace") writes
 // it. Valid is what Python's strict decoder accepts: no overlong forms, no

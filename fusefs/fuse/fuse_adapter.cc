@@ -463,12 +463,9 @@ struct FuseOps {
           Error::Corrupt(fmt::format("{} bytes in pieces for a read of {}", pieces.bytes, *got)));
     }
     // Pieces of under a page on average are copied into one buffer: the
-    // kernel pins a page and copies per piece, which on this VM costs more
-    // than the copy (a.bin of dense1, 512 pieces of 2 KiB per 1 MiB read,
-    // served from the cache and read direct: 514-596 ms against 556-614 ms
-    // as one writev, daemon CPU 470-550 against 520-570 ms; BENCHMARKS.md,
-    // session 23). writev also takes at most IOV_MAX pieces, the reply's
-    // header among them.
+    // kernel pins a page and copies per piece, which costs more than our
+    // copy. writev also takes at most IOV_MAX pieces, the reply's header
+    // among them.
     constexpr size_t kCopyBelowAverage = 4096;
     const size_t n = pieces.spans.size();
     if (n >= IOV_MAX || (n > 1 && *got < n * kCopyBelowAverage)) {

@@ -54,7 +54,8 @@
 //   live folder is new. Kernels without that support get OPENDIR, which
 //   takes the snapshot. readdirplus gives attributes too.
 // - Reads and readahead of up to 1 MiB per request (max_read, max_readahead,
-//   and the mount's read_ahead_kb raised to match: readahead.h).
+//   and the mount's read_ahead_kb raised to match: readahead.h). Files
+//   report that as st_blksize, so cat, cp and dd ask for 1 MiB per call.
 // - A file that hands out pieces of its decoded tiles (OpenFile::ReadsPieces:
 //   the values of fixed-size attributes) is answered with one writev of
 //   those pieces, not copied into a buffer first; pieces of under a page on

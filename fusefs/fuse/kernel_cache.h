@@ -28,7 +28,7 @@
 //   snapshot reads with direct_io too, still holding the pages. A read then
 //   goes from the daemon straight into the reader's buffer: one copy by the
 //   kernel instead of two (into the page cache, then out of it) and no
-//   page cache for a file read once (BENCHMARKS.md, session 19). A mapping
+//   page cache for a file read once. A mapping
 //   of it fills the page cache as usual, and the next open of the same
 //   snapshot reads through the page cache, which then keeps the file for
 //   the opens after it.

@@ -1,4 +1,4 @@
-// The namespace of one array (NAMESPACE.md "An array"): the root view (live
+// The namespace of one array (docs/namespace.md "An array"): the root view (live
 // or pinned), history/<instant>/ views, fragments/<name>/ on their own.
 #pragma once
 
@@ -144,7 +144,7 @@ class ArrayTree final : public Tree {
 
 // Splits "a/b/c" into parts (empty path: none).
 std::vector<std::string> SplitPath(const std::string& path);
-// File name <-> field/key/member name (NAMESPACE.md "Names").
+// File name <-> field/key/member name (docs/namespace.md "Names").
 std::string EscapeName(const std::string& name);
 std::string UnescapeName(const std::string& file_name);
 

@@ -1,4 +1,4 @@
-// diff/<T1>..<T2>/ (NAMESPACE.md "Diffs"): what changed between two views of
+// diff/<T1>..<T2>/ (docs/namespace.md "Diffs"): what changed between two views of
 // an array, as summary.json, added.csv, removed.csv and changed.csv.
 //
 // Cost follows the change, not the array: only fragments that one view has

@@ -28,7 +28,7 @@ std::string MetadataValueText(const core::MetadataValue& v);
 // {"key": {"type": "INT32", "num": 3, "value": [...]}, ...}
 nlohmann::ordered_json MetadataJson(const std::map<std::string, core::MetadataValue>& md);
 
-// fragment.json (NAMESPACE.md): name, uuid, timestamp_range (ms and ISO),
+// fragment.json (docs/namespace.md): name, uuid, timestamp_range (ms and ISO),
 // format_version, dense, non_empty_domain, cell_count, tile_count,
 // has_timestamps, has_delete_meta, schema_name, file sizes, commit, and the
 // consolidated fragment that replaces it, if any.

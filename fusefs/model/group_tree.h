@@ -1,4 +1,4 @@
-// The namespace of a group (NAMESPACE.md "A group"): group.json, its
+// The namespace of a group (docs/namespace.md "A group"): group.json, its
 // metadata, and one folder per member, each an array or group tree opened
 // on first use.
 #pragma once

@@ -1,5 +1,5 @@
 // Instants as names: history/<YYYY-MM-DDTHH:MM:SS.mmmZ>/ and the forms a
-// lookup or -o timestamp=T accepts (NAMESPACE.md "The view's timestamp").
+// lookup or -o timestamp=T accepts (docs/namespace.md "The view's timestamp").
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The name of a slice folder, slice/<ranges>/ (NAMESPACE.md "Slices"):
+// The name of a slice folder, slice/<ranges>/ (docs/namespace.md "Slices"):
 // `<dim>=<lo>..<hi>` or `<dim>=<value>`, joined by ',', at most one range
 // per dimension; `%25 %2F %2C %3D %2E` (and any `%HH`) escape a name or a
 // value; values as data.csv writes them (DATETIME also as the raw count).

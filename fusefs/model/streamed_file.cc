@@ -220,7 +220,7 @@ class StreamedFile final : public OpenFile {
     return ReadTo(offset, out.size(), out.data(), nullptr);
   }
   // The rendered pieces go out as they are, without a copy into the
-  // reader's buffer (it was 1.2 % of rendering data.csv through a mount).
+  // reader's buffer.
   bool ReadsPieces() const override { return true; }
   Result<size_t> ReadPieces(uint64_t offset, size_t n, core::Pieces* out) override {
     return ReadTo(offset, n, nullptr, out);
@@ -251,12 +251,9 @@ class StreamedFile final : public OpenFile {
   }
 
   // Pieces rendered ahead of a sequential reader: up to this many bytes (a
-  // window of pieces, at least one) ... Through a mount, the cores idle
-  // between windows while FUSE hands the bytes out and the kernel asks for
-  // more (6-20 % idle against 1-5 % in-process): 16 MiB windows made the
-  // render of data.csv ~20 % faster than 4 MiB ones there (BENCHMARKS.md,
-  // session 12), and changed nothing in-process. A reader keeps its
-  // window's text: 16 MiB at most.
+  // window of pieces, at least one) ... Large enough that the cores do not
+  // idle between windows while FUSE hands the bytes out and the kernel asks
+  // for more. A reader keeps its window's text: 16 MiB at most.
   static constexpr uint64_t kAheadBytes = uint64_t{16} << 20;
   // ... and this many pieces, rendered by up to kMaxWorkers threads.
   static constexpr uint64_t kMaxAhead = 256;

@@ -1,4 +1,4 @@
-// The namespace of a mounted array or group (../shared/NAMESPACE.md) as a
+// The namespace of a mounted array or group (docs/namespace.md) as a
 // tree of directories and files, with no libfuse in sight: the FUSE adapter
 // and tiledbfs-view both render it. Paths are relative to the root, without
 // a leading slash ("" is the root, "attributes/a.bin"). A Tree is an
@@ -94,7 +94,7 @@ class Tree {
 // key works). Errors: kNotFound (not an array or group), kKey, kCorrupt...
 Result<std::unique_ptr<Tree>> OpenTree(const std::string& source, const TreeOptions& options);
 
-// Error code -> errno, one table for every frontend (STYLE.md 8).
+// Error code -> errno, one table for every frontend (docs/style.md 8).
 int ErrnoFor(const core::Error& e);
 
 }  // namespace tiledbfs::fusefs

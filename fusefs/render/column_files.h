@@ -1,5 +1,5 @@
 // Which files a field (attribute or dimension) shows in attributes/ or
-// dimensions/ (NAMESPACE.md):
+// dimensions/ (docs/namespace.md):
 //   .bin       always: the raw values
 //   .offsets   var-sized only: n+1 uint64 byte offsets into .bin
 //   .validity  nullable only: n bytes, 1 = valid, 0 = null

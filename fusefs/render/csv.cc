@@ -141,8 +141,7 @@ Kind KindOf(const core::Column& c, const core::Enumeration* e) {
 // space. Emit keeps p and end in locals (registers) and calls Room before
 // each write that may need more than is left. Every store through a char
 // pointer may alias any memory, so a cursor kept in an object was written
-// back and reloaded around every store (rendering a table like sparse8's
-// took 5 % longer that way).
+// back and reloaded around every store.
 struct Cursor {
   char* p;
   char* end;
@@ -261,8 +260,7 @@ bool AsciiText(const core::Column& c, uint64_t first, uint64_t last) {
 // An integer column's last value and where Emit wrote its text. A sparse
 // array's leading dimension holds one value for a run of cells (a row of a
 // tile: about 100 cells in sparse8), so its text is copied from the last row
-// instead of being converted again (WriteDecimal was 7 % of rendering
-// sparse8's data.csv on one core, half of it for that column).
+// instead of being converted again.
 struct LastInteger {
   uint64_t value = 0;
   size_t at = 0;    // offset of its text in `out`
@@ -409,8 +407,7 @@ void CsvTable::Emit(std::string& out, uint64_t first, uint64_t last) const {
               text = reinterpret_cast<const char*>(c.data.data() + from);
               if (n - 1 < kShortText && from + kShortText <= c.data.size()) {
                 // A short value (1 to 16 bytes) with 16 bytes to read from:
-                // one fixed-size copy, no call (a memcpy call per value was
-                // 4.5 % of rendering sparse8's data.csv).
+                // one fixed-size copy, no memcpy call per value.
                 at.p = p;
                 at = Room(out, at, kShortText);
                 std::memcpy(at.p, text, kShortText);
@@ -657,57 +654,6 @@ std::optional<CsvWidthClasses> CsvIntegerWidths(core::Datatype type, uint32_t ce
       return WidthClassesOf<uint64_t>(type);
     default:
       return std::nullopt;
-  }
-}
-
-CsvLayout ComputeCsvLayout(const CsvTable& table, uint64_t rows_per_checkpoint) {
-  CsvLayout layout;
-  layout.rows_per_checkpoint = std::max<uint64_t>(rows_per_checkpoint, 1);
-  std::string header;
-  table.AppendHeader(header);
-  layout.header_size = header.size();
-  uint64_t at = header.size();
-  uint64_t n = table.row_count();
-  for (uint64_t first = 0; first < n; first += layout.rows_per_checkpoint) {
-    layout.checkpoints.push_back(at);
-    at += table.MeasureRows(first, first + std::min(layout.rows_per_checkpoint, n - first));
-  }
-  layout.checkpoints.push_back(at);
-  layout.total_size = at;
-  return layout;
-}
-
-void ReadCsvRange(const CsvTable& table, const CsvLayout& layout, uint64_t offset, uint64_t size,
-                  std::string& out) {
-  if (offset >= layout.total_size || size == 0) return;
-  uint64_t end = offset + std::min(size, layout.total_size - offset);
-  if (offset < layout.header_size) {
-    std::string header;
-    table.AppendHeader(header);
-    uint64_t stop = std::min<uint64_t>(end, header.size());
-    out.append(header, offset, stop - offset);
-    offset = stop;
-  }
-  if (offset >= end) return;
-  // The last checkpoint at or before offset (checkpoints[0] == header_size).
-  auto it = std::upper_bound(layout.checkpoints.begin(), layout.checkpoints.end(), offset);
-  uint64_t j = static_cast<uint64_t>(it - layout.checkpoints.begin()) - 1;
-  uint64_t at = layout.checkpoints[j];
-  uint64_t row = j * layout.rows_per_checkpoint;
-  std::string buf;
-  while (offset < end && row < table.row_count()) {
-    buf.clear();
-    uint64_t last = row + std::min(layout.rows_per_checkpoint, table.row_count() - row);
-    table.AppendRows(buf, row, last);
-    uint64_t block_end = at + buf.size();
-    if (block_end > offset) {
-      uint64_t from = offset - at;
-      uint64_t stop = std::min(end, block_end) - at;
-      out.append(buf, from, stop - from);
-      offset = at + stop;
-    }
-    at = block_end;
-    row = last;
   }
 }
 

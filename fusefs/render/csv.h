@@ -1,4 +1,4 @@
-// CSV as NAMESPACE.md defines it for data.csv, <field>.txt and tiles.csv:
+// CSV as docs/namespace.md defines it for data.csv, <field>.txt and tiles.csv:
 // comma-separated, LF line ends, RFC 4180 quoting (a field holding `,` `"`
 // CR or LF is quoted, quotes doubled), an empty string is `""`, a null is an
 // empty unquoted field. Values follow value_text.h. Every byte written is
@@ -6,12 +6,9 @@
 // \xHH (core/util/text.h), and the measured sizes count it so.
 //
 // Streaming: a table is rendered in pieces. CsvTable renders any range of
-// rows; CsvLayout (one render pass that keeps nothing but one byte offset
-// every `rows_per_checkpoint` rows) gives the exact file size and lets
-// ReadCsvRange produce the bytes [offset, offset + size) of the file by
-// rendering only the rows that overlap it. The size of rendered text is not
-// knowable without rendering (numbers have variable widths), so the layout
-// pass is the one full pass.
+// rows, and measures one without keeping its text (the size of rendered text
+// is not knowable without rendering: numbers have variable widths);
+// fusefs/model/streamed_file.h lays a file out from those pieces.
 #pragma once
 
 #include <cstdint>
@@ -89,26 +86,5 @@ struct CsvWidthClasses {
 };
 // nullopt for a column whose cells CsvTable does not write as integers.
 std::optional<CsvWidthClasses> CsvIntegerWidths(core::Datatype type, uint32_t cell_val_num);
-
-// Where each piece of a rendered table lies in the file.
-struct CsvLayout {
-  uint64_t header_size = 0;
-  uint64_t total_size = 0;  // the file's exact size
-  uint64_t rows_per_checkpoint = 0;
-  // checkpoints[j]: byte offset in the file where row j * rows_per_checkpoint
-  // starts; checkpoints.back() == total_size for the end.
-  std::vector<uint64_t> checkpoints;
-};
-
-// One render pass over the whole table, keeping only the checkpoints
-// (rows_per_checkpoint of 0 is taken as 1).
-CsvLayout ComputeCsvLayout(const CsvTable& table, uint64_t rows_per_checkpoint = 1024);
-
-// Appends to out the bytes [offset, offset + size) of the rendered file
-// (fewer at the end; nothing past it). Renders the header if the range
-// touches it and the rows from the checkpoint at or before offset up to the
-// row that covers offset + size. `layout` must come from this table.
-void ReadCsvRange(const CsvTable& table, const CsvLayout& layout, uint64_t offset, uint64_t size,
-                  std::string& out);
 
 }  // namespace tiledbfs::fusefs

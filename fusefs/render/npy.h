@@ -18,7 +18,7 @@
 // padding when the text already ends on a boundary.
 //
 // dtype per TileDB type (cell_val_num k; "axis k" = a last axis of length k
-// when k > 1, as NAMESPACE.md says):
+// when k > 1, as docs/namespace.md says):
 //   INT8..UINT64     '|i1' '|u1' '<i2' '<u2' '<i4' '<u4' '<i8' '<u8', axis k
 //   FLOAT32/64       '<f4' '<f8', axis k
 //   BOOL             '|b1', axis k

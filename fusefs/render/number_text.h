@@ -84,9 +84,8 @@ inline constexpr uint64_t kPow10[20] = {1ull,
                                         10000000000000000000ull};
 
 // The number of decimal digits of v (1 for 0) without branches: a chain of
-// compares was slow on values of random widths (coordinates, float
-// significands: 20M mixed widths counted 10 times, 2.4 s against 0.47 s,
-// session 13's microbenchmark). From the bit width b, floor(b * log10 2)
+// compares mispredicts on values of random widths (coordinates, float
+// significands). From the bit width b, floor(b * log10 2)
 // (1233 / 4096 is log10 2 to 4 places, exact for b <= 64) is the digit
 // count or one less; one compare with a power of ten settles it.
 inline int DigitsOf(uint64_t v) {

@@ -20,10 +20,7 @@ DecimalForm ShortestDecimal(float v);
 // The forms of n values of type F (float or double) stored one after the
 // other at `values` (any alignment), into out[0, n): ShortestDecimal of
 // each finite value, {0, 0} for an infinity, a NaN or a zero. CSV float
-// columns go through here a block at a time. The conversion alone took 13
-// ns a double in such a loop; with the text's length, the block and one
-// value at a time measured the same within the host's noise (BENCHMARKS.md,
-// session 29).
+// columns go through here a block at a time.
 template <class F>
 void ShortestDecimals(const uint8_t* values, size_t n, DecimalForm* out);
 extern template void ShortestDecimals<float>(const uint8_t*, size_t, DecimalForm*);

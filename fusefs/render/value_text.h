@@ -1,4 +1,4 @@
-// Values as text, the rules of NAMESPACE.md "Values" shared by data.csv,
+// Values as text, the rules of docs/namespace.md "Values" shared by data.csv,
 // <field>.txt, tiles.csv and metadata/<key>. These functions produce the
 // bare text of a value or a cell; CSV quoting is csv.h's job.
 //

@@ -4,7 +4,7 @@ expected/, as tests/conformance/conformance.py reads it, group members
 through their group too) and every pair of its instants (both orders, equal
 pairs, instants between writes and before the first), diff/<T1>..<T2>/ must
 hold what this script derives from history/<T1>/data.csv and
-history/<T2>/data.csv (NAMESPACE.md "Diffs"):
+history/<T2>/data.csv (docs/namespace.md "Diffs"):
   - cells are known by their coordinates (the first columns, one per
     dimension); arrays that allow duplicates compare whole rows (the
     coordinates and the attributes of both instants) as multisets;

@@ -1,5 +1,5 @@
 // make_hostile_arrays DIR: writes DIR/dense and DIR/sparse, arrays whose
-// strings are not all UTF-8, for the text rule of NAMESPACE.md "Values"
+// strings are not all UTF-8, for the text rule of docs/namespace.md "Values"
 // (tests/mount/hostile_strings_test.py reads every text file of them).
 //   dense:  i INT32 [1, 16]; "ch" CHAR, "c4" CHAR[4], "a" STRING_ASCII var,
 //           "u" STRING_UTF8 var nullable, "n\xe9" INT32 (a name that is not

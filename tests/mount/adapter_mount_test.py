@@ -33,7 +33,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mountlib as ml  # noqa: E402
@@ -69,8 +68,7 @@ ROOT_NAMES = {"hello.txt", "empty", "big.bin", "chunky.bin", "pieces.bin", "name
 
 
 def mount_daemon(c, exe, mnt, *extra):
-    p = ml.run([exe, *extra, mnt])
-    ml.register(mnt)
+    p = ml.mount([exe, *extra, mnt], mnt)
     c.eq(p.returncode, 0, f"mount {' '.join(extra)} exit code ({p.stderr.decode(errors='replace')})")
     # The command returns only once the mount is live: no waiting here.
     return c.ok(os.path.ismount(mnt), "mounted when the mount command returned")
@@ -431,35 +429,26 @@ def check_log_line(c, exe, tmp):
     """Foreground: one 'cannot read /broken/corrupt.bin: corrupt: ...' line
     per failure on stderr; SIGTERM unmounts and exits 0."""
     mnt = tmp.sub("fg")
-    log = open(os.path.join(tmp.path, "fg.log"), "w+b")
-    proc = subprocess.Popen([exe, "-f", mnt], stderr=log, stdout=subprocess.DEVNULL)
-    ml.register(mnt)
+    d = ml.Daemon([exe, "-f", mnt], mnt, os.path.join(tmp.path, "fg.log"), wait=20)
     try:
-        if not c.ok(ml.wait_until(lambda: os.path.ismount(mnt), 20), "foreground mount"):
+        if not c.ok(d.live, "foreground mount"):
             return
         ml.errno_of(lambda: read(os.path.join(mnt, "broken/corrupt.bin")))
         ml.errno_of(lambda: read(os.path.join(mnt, "nope")))
-        proc.send_signal(signal.SIGTERM)
+        d.proc.send_signal(signal.SIGTERM)
         try:
-            c.eq(proc.wait(20), 0, "SIGTERM: foreground daemon exits 0")
+            c.eq(d.proc.wait(20), 0, "SIGTERM: foreground daemon exits 0")
         except subprocess.TimeoutExpired:
             c.ok(False, "SIGTERM stops the foreground daemon within 20 s")
         c.ok(not os.path.ismount(mnt), "SIGTERM unmounts")
-        log.seek(0)
-        lines = log.read().decode(errors="replace").splitlines()
+        lines = d.log_lines()
         hits = [l for l in lines if "cannot read /broken/corrupt.bin: corrupt: " in l]
         c.ok(len(hits) >= 1, "error logged as 'cannot read /broken/corrupt.bin: corrupt: ...'",
              str(lines[:5]))
         c.ok(all("tile checksum mismatch" in h for h in hits), "log line carries the reason")
         c.ok(not any("nope" in l for l in lines), "not-found is not logged")
     finally:
-        if proc.poll() is None:
-            ml.unmount(mnt)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        ml.unmount(mnt)
+        d.stop()
 
 
 def main():

@@ -38,7 +38,6 @@ import errno
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -55,7 +54,7 @@ except ImportError:
 
 
 def unescape(name):
-    """A file name back to the field / member name (NAMESPACE.md, Names)."""
+    """A file name back to the field / member name (docs/namespace.md, Names)."""
     if name == "%00":
         return ""
     return name.replace("%2F", "/").replace("%25", "%")
@@ -117,8 +116,7 @@ class Mounted:
     def __init__(self, c, exe, src, mnt, key=None, extra=()):
         self.c, self.mnt = c, mnt
         cmd = [exe] + (["-o", f"key_file={key}"] if key else []) + list(extra) + [src, mnt]
-        p = ml.run(cmd)
-        ml.register(mnt)
+        p = ml.mount(cmd, mnt)
         self.ok = c.eq(p.returncode, 0, f"mount {os.path.basename(src)} {' '.join(extra)}: "
                        f"exit code ({p.stderr.decode(errors='replace').strip()[:300]})")
         if self.ok:
@@ -420,10 +418,9 @@ def check_mount_helper(c, bin_dir, corpus, tmp):
     p = ml.run([helper, src, mnt, "-f", "-o", "rw,defaults"])
     c.ok(p.returncode == 0 and not os.path.ismount(mnt) and b"tiledbfs" in p.stderr,
          "mount.tiledbfs -f prints the command and mounts nothing", p.stderr.decode())
-    p = ml.run([helper, src, mnt, "-n", "-v", "-o",
+    p = ml.mount([helper, src, mnt, "-n", "-v", "-o",
                 "rw,defaults,noauto,user,_netdev,nofail,x-systemd.automount,"
-                "timestamp=1700000002000", "-t", "tiledbfs"])
-    ml.register(mnt)
+                "timestamp=1700000002000", "-t", "tiledbfs"], mnt)
     if not c.eq(p.returncode, 0, f"mount.tiledbfs exit code ({p.stderr.decode().strip()})"):
         ml.unmount(mnt)
         return
@@ -465,8 +462,7 @@ def check_exit_codes(c, exe, corpus, tmp):
         (["-o", "rw", arr, mnt], 1, "rw"),
     ]
     for args, code, what in cases:
-        p = ml.run([exe, *args])
-        ml.register(mnt)
+        p = ml.mount([exe, *args], mnt)
         err = p.stderr.decode(errors="replace").strip()
         c.eq(p.returncode, code, f"exit code for {what} ({err[:200]})")
         c.ok(err.startswith(("tiledbfs:", "fuse:")), f"{what}: a clear message", err[:200])

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Text that every client reads (NAMESPACE.md "Values", issue 41), on arrays
+"""Text that every client reads (docs/namespace.md "Values", issue 41), on arrays
 whose strings are not all UTF-8.
 
   hostile_strings_test.py viewer|mount BIN_DIR MAKER
@@ -297,8 +297,7 @@ def main():
                 trees[name] = check_tree(c, f"view {name}", src, hostile, tmp.path)
                 continue
             mnt = tmp.sub("m-" + name)
-            p = ml.run([os.path.join(bin_dir, "tiledbfs"), src_dir, mnt])
-            ml.register(mnt)
+            p = ml.mount([os.path.join(bin_dir, "tiledbfs"), src_dir, mnt], mnt)
             if not c.eq(p.returncode, 0, f"mount {name}: {p.stderr.decode('utf-8', 'replace')}"):
                 continue
             try:

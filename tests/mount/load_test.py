@@ -24,7 +24,6 @@ import hashlib
 import mmap
 import os
 import random
-import subprocess
 import sys
 import threading
 import time
@@ -72,33 +71,16 @@ class Expected:
         return True
 
 
-class Mount:
+class Mount(ml.Daemon):
+    """tiledbfs -f -o cache_size=64M on one array, its log in log_dir."""
+
     def __init__(self, c, exe, name, src, mnt, log_dir, key=None):
-        self.c, self.name, self.mnt, self.src = c, name, mnt, src
-        self.err_path = os.path.join(log_dir, name + ".err")
-        self.err = open(self.err_path, "wb")
         opts = ["-o", f"cache_size={CACHE // MIB}M"] + (["-o", f"key_file={key}"] if key else [])
-        self.proc = subprocess.Popen([exe, "-f", *opts, src, mnt], stdout=self.err,
-                                     stderr=self.err, stdin=subprocess.DEVNULL)
-        ml.register(mnt)
-        ml.wait_until(lambda: os.path.ismount(mnt) or self.proc.poll() is not None, 60)
-        self.live = c.ok(os.path.ismount(mnt), f"mount {name} -o cache_size=64M",
-                         self.log()[-300:])
+        super().__init__([exe, "-f", *opts, src, mnt], mnt,
+                         log=os.path.join(log_dir, name + ".err"), checks=c)
+        self.name, self.src = name, src
+        self.live = c.ok(self.live, f"mount {name} -o cache_size=64M", self.log()[-300:])
         self.peak_rss = 0
-
-    def log(self):
-        self.err.flush()
-        with open(self.err_path, "rb") as f:
-            return f.read().decode(errors="replace")
-
-    def alive(self):
-        if self.proc.poll() is not None:
-            return False
-        try:
-            with open(f"/proc/{self.proc.pid}/stat") as f:
-                return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-        except OSError:
-            return False
 
     def status(self, field):
         """VmHWM / VmRSS of the daemon in bytes, 0 if gone."""
@@ -112,15 +94,7 @@ class Mount:
         return 0
 
     def stop(self):
-        ok = ml.unmount(self.mnt)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=30)
-            ok = False
-        self.err.close()
-        return ok and self.proc.returncode == 0
+        return super().stop(timeout=30) == 0
 
 
 def make_big_array(c, bin_dir, dst):

@@ -134,8 +134,7 @@ def unmount(mnt, timeout=20):
     if os.path.ismount(mnt):
         clean = False
         force_unmount(mnt, conn)
-    with _lock:
-        _live_mounts.discard(mnt)
+    forget(mnt)
     return clean or not os.path.ismount(mnt)
 
 
@@ -144,13 +143,148 @@ def cleanup_all():
         mounts = list(_live_mounts)
     for m in mounts:
         force_unmount(m, fuse_connection(m))
-        with _lock:
-            _live_mounts.discard(m)
+        forget(m)
 
 
 def register(mnt):
+    """Adds mnt to what cleanup_all() undoes."""
     with _lock:
         _live_mounts.add(mnt)
+
+
+def forget(mnt):
+    """Takes mnt off what cleanup_all() undoes (it has been unmounted)."""
+    with _lock:
+        _live_mounts.discard(mnt)
+
+
+def is_mounted(real_mnt):
+    """True if real_mnt (a path without symlinks) is in /proc/self/mounts.
+    Never touches the mount itself, so a hung daemon cannot block it (as
+    os.path.ismount, which stats the FUSE root, can)."""
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].replace("\\040", " ") == real_mnt:
+                return True
+    return False
+
+
+def mount(cmd, mnt, **kw):
+    """Runs a mount command that returns once the mount is live (tiledbfs
+    without -f, mount.tiledbfs) and registers mnt for cleanup; the
+    CompletedProcess (run's)."""
+    p = run(cmd, **kw)
+    register(mnt)
+    return p
+
+
+class Daemon:
+    """A FUSE daemon run in the foreground (`cmd`, which names the mount
+    point `mnt`) as a child in a session of its own: stdin closed, stderr to
+    the file `log`, stdout to the file `out` (default: `log` too), `env` its
+    environment. mnt is registered at once, so that cleanup_all() undoes the
+    mount however the test ends. Unless wait is None, waits up to `wait`
+    seconds for the mount (live says whether it came). With `checks` (a
+    Checks), a daemon that must be killed after its unmount is a failure."""
+
+    def __init__(self, cmd, mnt, log, out=None, env=None, wait=60, checks=None):
+        self.cmd, self.mnt, self.log_path = list(cmd), mnt, log
+        self.real_mnt = os.path.realpath(mnt)  # not mounted yet: cannot hang
+        self.out_path = out or log
+        self.checks = checks
+        self.errf = open(log, "wb")
+        self.outf = open(out, "wb") if out else self.errf
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=self.outf,
+                                     stderr=self.errf, env=env, start_new_session=True)
+        register(mnt)
+        self.live = False
+        if wait is not None:
+            self.live = self.wait(wait) == "mounted"
+
+    def wait(self, timeout):
+        """"mounted", ("exited", exit code) or "hang" after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if is_mounted(self.real_mnt):
+                self.live = True
+                return "mounted"
+            rc = self.proc.poll()
+            if rc is not None:
+                return ("exited", rc)
+            time.sleep(0.005)
+        return "hang"
+
+    def alive(self):
+        """Running, and not a zombie (a daemon whose main thread has ended)."""
+        if self.proc.poll() is not None:
+            return False
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+        except OSError:
+            return False
+
+    def kill(self):
+        """SIGKILL this daemon (by its pid): the kernel then fails every
+        pending request, which unblocks a hung read."""
+        try:
+            self.proc.send_signal(signal.SIGKILL)
+        except OSError:
+            pass
+
+    def _fusermount(self, *flags, timeout=20):
+        try:
+            return subprocess.run(["fusermount3", "-u", *flags, self.mnt], capture_output=True,
+                                  timeout=timeout).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+
+    def stop(self, timeout=20):
+        """Unmounts (fusermount3 -u, retried while busy), waits for the
+        daemon to exit and returns its exit code; None if it had to be
+        killed. A mount still there then is detached lazily."""
+        deadline = time.monotonic() + timeout
+        while is_mounted(self.real_mnt) and time.monotonic() < deadline:
+            if self._fusermount(timeout=timeout):
+                break
+            time.sleep(0.2)
+        try:
+            rc = self.proc.wait(timeout=max(1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self.proc.wait(timeout=timeout)
+            rc = None
+            if self.checks is not None:
+                self.checks.ok(False, f"daemon {self.proc.pid} exits after unmount")
+        if is_mounted(self.real_mnt):
+            self._fusermount("-z", timeout=timeout)
+        forget(self.mnt)
+        for f in {self.errf, self.outf}:
+            f.close()
+        return rc
+
+    def _read(self, path, f):
+        if not f.closed:
+            f.flush()
+        try:
+            with open(path, "rb") as r:
+                return r.read()
+        except OSError:
+            return b""
+
+    def stderr(self):
+        return self._read(self.log_path, self.errf)
+
+    def stdout(self):
+        return self._read(self.out_path, self.outf)
+
+    def log(self):
+        """stderr as text."""
+        return self.stderr().decode("utf-8", "replace")
+
+    def log_lines(self):
+        return self.log().splitlines()
 
 
 def start_watchdog(seconds):

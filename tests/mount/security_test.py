@@ -38,7 +38,6 @@ import mmap
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import time
 
@@ -50,47 +49,11 @@ MARKER = 0x5EC2E7  # a value no corpus file holds, planted in an outside copy
 MARKER_TEXT = str(MARKER).encode()
 
 
-class Daemon:
-    """tiledbfs -f ARGS SRC MNT in the background, its stdout and stderr in
-    files; mounted() waits (bounded) until the mount is live."""
-
-    def __init__(self, c, exe, src, mnt, opts=(), log_dir=None, tag="d"):
-        self.c, self.mnt = c, mnt
-        self.out_path = os.path.join(log_dir, f"{tag}.out")
-        self.err_path = os.path.join(log_dir, f"{tag}.err")
-        self.cmd = [exe, "-f", *opts, src, mnt]
-        self.out = open(self.out_path, "wb")
-        self.err = open(self.err_path, "wb")
-        self.proc = subprocess.Popen(self.cmd, stdout=self.out, stderr=self.err,
-                                     stdin=subprocess.DEVNULL)
-        ml.register(mnt)
-        self.live = ml.wait_until(lambda: os.path.ismount(mnt) or self.proc.poll() is not None, 60)
-        self.live = self.live and os.path.ismount(mnt)
-
-    def stderr(self):
-        if not self.err.closed:
-            self.err.flush()
-        with open(self.err_path, "rb") as f:
-            return f.read()
-
-    def stdout(self):
-        if not self.out.closed:
-            self.out.flush()
-        with open(self.out_path, "rb") as f:
-            return f.read()
-
-    def stop(self):
-        if os.path.ismount(self.mnt):
-            ml.unmount(self.mnt)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.c.ok(False, f"daemon {self.proc.pid} exits after unmount")
-            self.proc.kill()
-            self.proc.wait(timeout=20)
-        self.out.close()
-        self.err.close()
-        return self.proc.returncode
+def Daemon(c, exe, src, mnt, opts=(), log_dir=None, tag="d"):
+    """tiledbfs -f OPTS SRC MNT (ml.Daemon), stdout and stderr in files of
+    log_dir named after `tag`."""
+    return ml.Daemon([exe, "-f", *opts, src, mnt], mnt, log=os.path.join(log_dir, f"{tag}.err"),
+                     out=os.path.join(log_dir, f"{tag}.out"), checks=c)
 
 
 def read(path):
@@ -295,8 +258,7 @@ def check_read_only(c, exe, corpus, tmp):
         before = tree_digest(src)
         mnt = tmp.sub("ro-" + name)
         opts = ["-o", f"key_file={key}"] if key else []
-        p = ml.run([exe, *opts, src, mnt])
-        ml.register(mnt)
+        p = ml.mount([exe, *opts, src, mnt], mnt)
         if not c.eq(p.returncode, 0, f"mount {name} ({p.stderr.decode(errors='replace')[:200]})"):
             ml.unmount(mnt)
             continue
@@ -544,8 +506,7 @@ def check_keys(c, bin_dir, corpus, tmp):
     # Background mounts (the command returns once mounted) with each key form.
     for label, kf in (("hex key file", hex_file), ("raw key file", raw_file)):
         mnt = tmp.sub("key-bg")
-        p = ml.run([exe, "-o", f"key_file={kf}", src, mnt])
-        ml.register(mnt)
+        p = ml.mount([exe, "-o", f"key_file={kf}", src, mnt], mnt)
         if not c.eq(p.returncode, 0, f"mount encrypted with a {label}"):
             ml.unmount(mnt)
             continue
@@ -597,8 +558,7 @@ def check_keys(c, bin_dir, corpus, tmp):
         kf = os.path.join(keys, "bad.key")
         with open(kf, "wb") as f:
             f.write(content if isinstance(content, bytes) else content.encode())
-        p = ml.run([exe, "-o", f"key_file={kf}", src, mnt])
-        ml.register(mnt)
+        p = ml.mount([exe, "-o", f"key_file={kf}", src, mnt], mnt)
         if os.path.ismount(mnt):
             ml.unmount(mnt)
         c.eq(p.returncode, 3, f"{label}: exit code 3 ({p.stderr.decode(errors='replace')[:200]})")
@@ -609,15 +569,13 @@ def check_keys(c, bin_dir, corpus, tmp):
             watch.clean(f"tiledbfs-view's message for {label}", p.stderr)
     for label, kf in (("missing key file", os.path.join(keys, "none.key")),
                       ("key file is a folder", keys)):
-        p = ml.run([exe, "-o", f"key_file={kf}", src, mnt])
-        ml.register(mnt)
+        p = ml.mount([exe, "-o", f"key_file={kf}", src, mnt], mnt)
         if os.path.ismount(mnt):
             ml.unmount(mnt)
         c.eq(p.returncode, 3, f"{label}: exit code 3")
         watch.clean(f"tiledbfs's message for {label}", p.stdout + p.stderr)
     # No key at all: the message says a key is needed, shows nothing of one.
-    p = ml.run([exe, src, mnt])
-    ml.register(mnt)
+    p = ml.mount([exe, src, mnt], mnt)
     if os.path.ismount(mnt):
         ml.unmount(mnt)
     c.eq(p.returncode, 3, "no key: exit code 3")
@@ -675,8 +633,7 @@ def check_key_places(c, watch, mnt, label):
 def check_allow_other(c, exe, corpus, tmp):
     src = os.path.join(corpus, "arrays", "dense_1d")
     mnt = tmp.sub("ao")
-    p = ml.run([exe, src, mnt])
-    ml.register(mnt)
+    p = ml.mount([exe, src, mnt], mnt)
     if c.eq(p.returncode, 0, "mount dense_1d"):
         entry = ml.mount_entry(mnt)
         opts = entry[2] if entry else []
@@ -689,8 +646,7 @@ def check_allow_other(c, exe, corpus, tmp):
             c.ok(b"allow_other" not in p.stdout, "findmnt: no allow_other", p.stdout.decode())
     ml.unmount(mnt)
     for extra in (["-o", "ro"], ["-o", "default_permissions"], ["-s"]):
-        p = ml.run([exe, *extra, src, mnt])
-        ml.register(mnt)
+        p = ml.mount([exe, *extra, src, mnt], mnt)
         if c.eq(p.returncode, 0, f"mount dense_1d {' '.join(extra)}"):
             entry = ml.mount_entry(mnt)
             c.ok(entry is not None and "allow_other" not in entry[2],
@@ -701,8 +657,7 @@ def check_allow_other(c, exe, corpus, tmp):
         allowed = allowed or any(l.strip() == "user_allow_other" for l in open("/etc/fuse.conf"))
     except OSError:
         pass
-    p = ml.run([exe, "-o", "allow_other", src, mnt])
-    ml.register(mnt)
+    p = ml.mount([exe, "-o", "allow_other", src, mnt], mnt)
     if p.returncode == 0:
         entry = ml.mount_entry(mnt)
         c.ok(entry is not None and "allow_other" in entry[2],

@@ -13,8 +13,7 @@
 # BUILD_DIR holds bin/tiledb-mkarray, bin/tiledbfs-view and bin/tiledbfs.
 # ORACLE_DIR defaults to ../shared/oracle beside the project. Takes about two
 # minutes (refdump of dense16 the most) and 3 GB of WORKDIR. Exit status 0
-# when every view matches. In session 31 it found history/<T> failing for T
-# of a few digits.
+# when every view matches.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:?usage: bench_arrays_check.sh BUILD_DIR [ORACLE_DIR] [WORKDIR]}" && pwd)

@@ -65,13 +65,11 @@ import os
 import random
 import re
 import shutil
-import signal
 import stat
 import subprocess
 import sys
 import threading
 import time
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mount"))
@@ -156,83 +154,14 @@ def walk(root, stop, extra=()):
 # ------------------------------------------------------------- the daemon
 
 
-def is_mounted(real_mnt):
-    """From /proc/self/mounts: never touches the mount itself, so a hung
-    daemon cannot block it (os.path.ismount would stat the FUSE root)."""
-    with open("/proc/self/mounts") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 2 and parts[1].replace("\\040", " ") == real_mnt:
-                return True
-    return False
-
-
-class Mount:
-    """One foreground daemon on `array` at `mnt`, stderr to `log`. `mnt` must
-    be a real path (no symlinks) so that /proc/self/mounts shows it as is."""
-
-    def __init__(self, bin_dir, array, mnt, log, key_file):
-        self.mnt = mnt
-        self.log = log
-        cmd = [os.path.join(bin_dir, "tiledbfs"), "-f", array, mnt]
-        if key_file:
-            cmd += ["-o", f"key_file={key_file}"]
-        self.logf = open(log, "wb")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=self.logf, start_new_session=True)
-
-    def wait_mounted(self):
-        """'mounted', ('exited', rc) or 'hang'."""
-        deadline = time.monotonic() + MOUNT_TIMEOUT
-        while time.monotonic() < deadline:
-            if is_mounted(self.mnt):
-                ml.register(self.mnt)
-                return "mounted"
-            rc = self.proc.poll()
-            if rc is not None:
-                return ("exited", rc)
-            time.sleep(0.005)
-        return "hang"
-
-    def kill(self):
-        """SIGKILL the daemon (only this one, by its pid): the kernel then
-        fails every pending request, which unblocks a hung read."""
-        try:
-            self.proc.send_signal(signal.SIGKILL)
-        except OSError:
-            pass
-
-    def _fusermount(self, *flags):
-        try:
-            subprocess.run(["fusermount3", "-u", *flags, self.mnt], capture_output=True,
-                           timeout=UNMOUNT_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            pass
-
-    def stop(self):
-        """Unmounts; returns the daemon's exit code, or None if it had to be
-        killed (it did not exit after the unmount)."""
-        if is_mounted(self.mnt):
-            self._fusermount()
-        try:
-            rc = self.proc.wait(timeout=UNMOUNT_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            self.proc.wait(timeout=UNMOUNT_TIMEOUT)
-            rc = None
-        if is_mounted(self.mnt):
-            self._fusermount("-z")
-        with ml._lock:
-            ml._live_mounts.discard(self.mnt)
-        self.logf.close()
-        return rc
-
-    def log_lines(self):
-        try:
-            with open(self.log, "rb") as f:
-                return f.read().decode("utf-8", "replace").splitlines()
-        except OSError:
-            return []
+def start_daemon(bin_dir, array, mnt, log, key_file):
+    """One foreground daemon on `array` at `mnt`, stderr to `log`, not yet
+    waited for (ml.Daemon.wait). `mnt` must be a real path (no symlinks) so
+    that /proc/self/mounts shows it as is."""
+    cmd = [os.path.join(bin_dir, "tiledbfs"), "-f", array, mnt]
+    if key_file:
+        cmd += ["-o", f"key_file={key_file}"]
+    return ml.Daemon(cmd, mnt, log, wait=None)
 
 
 # ------------------------------------------------------------ the corpus
@@ -496,17 +425,17 @@ def mount_one(bin_dir, info, m, work, stats, deadline):
         stats.fail("mount", problem, f"{what}: {text}")
 
     try:
-        daemon = Mount(bin_dir, copy, mnt, log, info.key_file)
-        state = daemon.wait_mounted()
+        daemon = start_daemon(bin_dir, copy, mnt, log, info.key_file)
+        state = daemon.wait(MOUNT_TIMEOUT)
         if state == "hang":
             daemon.kill()
-            daemon.stop()
+            daemon.stop(UNMOUNT_TIMEOUT)
             fail("hang", f"mount neither live nor refused after {MOUNT_TIMEOUT} s")
             stats.add("mount", "hang", kind, {})
             return
         if state != "mounted":
             rc = state[1]
-            daemon.stop()
+            daemon.stop(UNMOUNT_TIMEOUT)
             lines = daemon.log_lines()
             msg = any(line.startswith("tiledbfs: cannot open ") for line in lines)
             if rc < 0:
@@ -537,7 +466,7 @@ def mount_one(bin_dir, info, m, work, stats, deadline):
             timer.cancel()
         elapsed = time.monotonic() - t0
         alive = daemon.proc.poll() is None
-        rc = daemon.stop()
+        rc = daemon.stop(UNMOUNT_TIMEOUT)
         lines = daemon.log_lines()
         with stats.lock:
             if elapsed > stats.slowest[0]:
@@ -600,7 +529,7 @@ def mount_one(bin_dir, info, m, work, stats, deadline):
             category = "right"
         stats.add("mount", category, kind, counts)
     finally:
-        if is_mounted(mnt):
+        if ml.is_mounted(mnt):
             ml.force_unmount(mnt)
         restore(info, copy, m)
 
@@ -705,11 +634,11 @@ def pristine(bin_dir, info, work, checks):
     mnt = os.path.join(work, "mnt")
     os.makedirs(mnt, exist_ok=True)
     log = os.path.join(work, "pristine.txt")
-    daemon = Mount(bin_dir, info.path, mnt, log, info.key_file)
-    state = daemon.wait_mounted()
+    daemon = start_daemon(bin_dir, info.path, mnt, log, info.key_file)
+    state = daemon.wait(MOUNT_TIMEOUT)
     if state != "mounted":
         daemon.kill()
-        daemon.stop()
+        daemon.stop(UNMOUNT_TIMEOUT)
         checks.ok(False, f"{info.name}: the pristine array mounts", f"{state} {daemon.log_lines()}")
         return False
     stop = threading.Event()
@@ -724,7 +653,7 @@ def pristine(bin_dir, info, work, checks):
         schema = read_file(os.path.join(mnt, "schema.json"))
     except OSError:
         pass
-    rc = daemon.stop()
+    rc = daemon.stop(UNMOUNT_TIMEOUT)
     errs = {k: v for k, v in tree.items() if v[0] == "err"}
     checks.ok(not errs, f"{info.name}: the pristine tree reads without error", ml.short(errs))
     checks.ok(rc == 0, f"{info.name}: the pristine daemon exits 0", f"rc {rc}")

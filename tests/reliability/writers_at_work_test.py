@@ -149,16 +149,6 @@ def iso_to_ms(name):
     return int(dt.timestamp()) * 1000 + int((m.group(2) or "0").ljust(3, "0"))
 
 
-def is_mounted(real_mnt):
-    """From /proc/self/mounts, never touching the mount itself."""
-    with open("/proc/self/mounts") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 2 and parts[1].replace("\\040", " ") == real_mnt:
-                return True
-    return False
-
-
 # ------------------------------------------------------------------ results
 
 
@@ -424,55 +414,11 @@ def parse_csv(data, model):
 # ------------------------------------------------------------------ daemon
 
 
-class Daemon:
-    def __init__(self, bin_dir, array, mnt, log):
-        self.mnt = os.path.realpath(mnt)
-        self.log = log
-        self.logf = open(log, "wb")
-        self.proc = subprocess.Popen([os.path.join(bin_dir, "tiledbfs"), "-f", array, self.mnt],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=self.logf, start_new_session=True)
-
-    def wait_mounted(self):
-        deadline = time.monotonic() + MOUNT_TIMEOUT
-        while time.monotonic() < deadline:
-            if is_mounted(self.mnt):
-                ml.register(self.mnt)
-                return True
-            if self.proc.poll() is not None:
-                return False
-            time.sleep(0.01)
-        return False
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def stop(self):
-        """Unmounts; the daemon's exit code, or None if it had to be killed."""
-        if is_mounted(self.mnt):
-            try:
-                subprocess.run(["fusermount3", "-u", self.mnt], capture_output=True, timeout=20)
-            except subprocess.TimeoutExpired:
-                pass
-        try:
-            rc = self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=20)
-            rc = None
-        if is_mounted(self.mnt):
-            ml.force_unmount(self.mnt)
-        with ml._lock:
-            ml._live_mounts.discard(self.mnt)
-        self.logf.close()
-        return rc
-
-    def log_lines(self):
-        try:
-            with open(self.log, "rb") as f:
-                return f.read().decode("utf-8", "replace").splitlines()
-        except OSError:
-            return []
+def start_daemon(bin_dir, array, mnt, log):
+    """tiledbfs -f on `array` at `mnt` (made a real path), stderr to `log`,
+    not yet waited for."""
+    mnt = os.path.realpath(mnt)
+    return ml.Daemon([os.path.join(bin_dir, "tiledbfs"), "-f", array, mnt], mnt, log, wait=None)
 
 
 # ------------------------------------------------------------------ writer
@@ -1440,8 +1386,8 @@ def main():
             if not setup_array(m, mk):
                 return 1
         for m in models:
-            d = Daemon(bin_dir, m.dir, m.mnt, os.path.join(root, m.kind + ".log"))
-            if not d.wait_mounted():
+            d = start_daemon(bin_dir, m.dir, m.mnt, os.path.join(root, m.kind + ".log"))
+            if d.wait(MOUNT_TIMEOUT) != "mounted":
                 print(f"FAIL: mounting {m.kind} failed: {' '.join(d.log_lines()[-5:])}")
                 d.stop()
                 return 1

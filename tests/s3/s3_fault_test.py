@@ -174,29 +174,11 @@ def read_all(mnt, mine):
     return out
 
 
-class Daemon:
-    """tiledbfs -f through the proxy, its log in a file."""
-
-    def __init__(self, c, exe, uri, mnt, env, log_path):
-        self.mnt, self.log_path = mnt, log_path
-        self.log = open(log_path, "w+b")
-        self.p = subprocess.Popen([exe, "-f", uri, mnt], env=env, stdout=self.log,
-                                  stderr=self.log, start_new_session=True)
-        ml.register(mnt)
-        self.ok = c.ok(ml.wait_until(lambda: os.path.ismount(mnt) or self.p.poll() is not None,
-                                     60) and os.path.ismount(mnt), f"{uri}: mounted")
-
-    def alive(self):
-        return self.p.poll() is None
-
-    def close(self):
-        ml.unmount(self.mnt)
-        try:
-            self.p.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")
+def start_daemon(c, exe, uri, mnt, env, log_path):
+    """tiledbfs -f through the proxy (ml.Daemon), its log in a file."""
+    d = ml.Daemon([exe, "-f", uri, mnt], mnt, log_path, env=env, checks=c)
+    c.ok(d.live, f"{uri}: mounted")
+    return d
 
 
 def make_dense(c, bin_dir, tmp, name, cells, extent, fragments):
@@ -259,9 +241,8 @@ def check_new_commits(c, bin_dir, corpus, s3, proxy, tmp):
     before = viewer(bin_dir, local, "data.csv", None).stdout
     mnt = tmp.sub("live-mnt")
     proxy.set()
-    p = ml.run([os.path.join(bin_dir, "tiledbfs"), s3.uri("live"), mnt],
-               env=s3.env(endpoint=proxy.endpoint))
-    ml.register(mnt)
+    p = ml.mount([os.path.join(bin_dir, "tiledbfs"), s3.uri("live"), mnt], mnt,
+                 env=s3.env(endpoint=proxy.endpoint))
     if not c.eq(p.returncode, 0, "live: mounted"):
         return
     try:
@@ -330,9 +311,10 @@ def check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp):
         uri = f"{s3.uri(prefix)}/{name}"
         # 1. Faults on every third request: every file right (or EIO).
         proxy.set()
-        d = Daemon(c, exe, uri, tmp.sub("a-" + name), env, os.path.join(tmp.path, f"a-{name}.log"))
-        if not d.ok:
-            d.close()
+        d = start_daemon(c, exe, uri, tmp.sub("a-" + name), env,
+                         os.path.join(tmp.path, f"a-{name}.log"))
+        if not d.live:
+            d.stop()
             continue
         proxy.set(latency_ms=5, every=3, faults=FAULTS)
         got = read_all(d.mnt, mine)
@@ -341,14 +323,15 @@ def check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp):
         c.ok(sum(got[f] == mine[f] for f in mine) >= len(mine) // 2,
              f"{name}: under faults most files read right")
         c.ok(d.alive(), f"{name}: the daemon survives the faults")
-        d.close()
+        d.stop()
 
         # 2. A fresh daemon (nothing of the data cached), then the store goes
         #    down: right bytes or EIO with a log line; then it comes back.
         proxy.set()
-        d = Daemon(c, exe, uri, tmp.sub("b-" + name), env, os.path.join(tmp.path, f"b-{name}.log"))
-        if not d.ok:
-            d.close()
+        d = start_daemon(c, exe, uri, tmp.sub("b-" + name), env,
+                         os.path.join(tmp.path, f"b-{name}.log"))
+        if not d.live:
+            d.stop()
             continue
         proxy.set(every=1, faults=["503"])
         got = read_all(d.mnt, mine)
@@ -371,7 +354,8 @@ def check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp):
         bad = [f"{f}: {got[f] if isinstance(got[f], int) else 'wrong bytes'}"
                for f in mine if got[f] != mine[f]]
         c.eq(bad, [], f"{name}: store back: every file reads right (within 20 s)")
-        text = d.close()
+        d.stop()
+        text = d.log()
         if eio:
             c.ok("HTTP 503 SlowDown after" in text and "attempts" in text and uri in text,
                  f"{name}: the daemon logs the object, the status and the attempts", text[-400:])
@@ -384,8 +368,7 @@ def check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp):
     name = "dense_2d_fragments"
     mnt = tmp.sub("count-" + name)
     proxy.set()
-    p = ml.run([exe, "-o", "s3_recheck=3600", f"{s3.uri(prefix)}/{name}", mnt], env=env)
-    ml.register(mnt)
+    p = ml.mount([exe, "-o", "s3_recheck=3600", f"{s3.uri(prefix)}/{name}", mnt], mnt, env=env)
     if c.eq(p.returncode, 0, f"{name}: mounted with s3_recheck=3600"):
         try:
             ml.run(["ls", "-lR", mnt])  # the first walk may read what it needs

@@ -44,9 +44,8 @@ def check_jq(c, exe, corpus, name, tmp):
 def check_mount_helper(c, bin_dir, corpus, uri_prefix, tmp):
     """mount.tiledbfs as mount(8) calls it for an fstab line with s3://."""
     mnt = tmp.sub("helper")
-    p = ml.run([os.path.join(bin_dir, "mount.tiledbfs"), uri_prefix + "/dense_1d", mnt, "-n",
-                "-o", "ro,noauto,_netdev,s3_recheck=2"])
-    ml.register(mnt)
+    p = ml.mount([os.path.join(bin_dir, "mount.tiledbfs"), uri_prefix + "/dense_1d", mnt, "-n",
+                "-o", "ro,noauto,_netdev,s3_recheck=2"], mnt)
     if c.eq(p.returncode, 0, f"mount.tiledbfs s3:// ({p.stderr.decode(errors='replace')[:200]})"):
         want = ml.run([os.path.join(bin_dir, "tiledbfs-view"),
                        os.path.join(corpus.arrays, "dense_1d"), "data.csv"]).stdout

@@ -1,16 +1,14 @@
 #!/usr/bin/env python3
 """A slice or diff name that resolves to nothing is ENOENT through a mount,
-with a log line saying why (NAMESPACE.md "Slices"); the viewer prints the
+with a log line saying why (docs/namespace.md "Slices"); the viewer prints the
 reason and exits 1.
 
   bad_names_test.py BIN_DIR CORPUS
 """
 import errno
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mount"))
 import mountlib  # noqa: E402
@@ -38,13 +36,12 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tiledbfs-bad-names-")
     mnt = os.path.join(tmp, "mnt")
     os.mkdir(mnt)
-    log = open(os.path.join(tmp, "daemon.log"), "w+b")
     mountlib.install_signal_cleanup()
     mountlib.start_watchdog(120)
-    d = subprocess.Popen([os.path.join(bin_dir, "tiledbfs"), "-f", array, mnt], stdout=log, stderr=log)
-    mountlib.register(mnt)
+    d = mountlib.Daemon([os.path.join(bin_dir, "tiledbfs"), "-f", array, mnt], mnt,
+                        os.path.join(tmp, "daemon.log"), wait=30, checks=c)
     try:
-        if not c.ok(mountlib.wait_until(lambda: os.path.ismount(mnt), 30), "mounted"):
+        if not c.ok(d.live, "mounted"):
             return c.finish()
         for path, why in CASES:
             c.eq(mountlib.errno_of(os.stat, os.path.join(mnt, path)), errno.ENOENT, f"stat {path}")
@@ -52,12 +49,11 @@ def main():
         c.ok(os.path.getsize(os.path.join(mnt, "slice/r=1..3/data.csv")) > 0, "a good slice")
         for path, why in CASES:
             name = "/".join(path.split("/")[:2])
-            seen = mountlib.wait_until(lambda: why.encode() in open(log.name, "rb").read(), 10)
+            seen = mountlib.wait_until(lambda: why.encode() in d.stderr(), 10)
             c.ok(seen, f"log line for {name}", f"no '{why}' in the daemon's log")
     finally:
-        mountlib.unmount(mnt)
-        d.wait(timeout=30)
-    print(open(log.name, "rb").read().decode(errors="replace")[-600:])
+        d.stop(timeout=30)
+    print(d.log()[-600:])
     return c.finish()
 
 

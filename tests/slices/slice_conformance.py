@@ -2,7 +2,7 @@
 """Slices against TileDB's own read: for every view of every array of a
 corpus (arrays/ + expected/, as tests/conformance/conformance.py reads it),
 random boxes are drawn and `[history/<T>/]slice/<ranges>/` is compared with
-the cells TileDB's read of that view holds in the box (NAMESPACE.md
+the cells TileDB's read of that view holds in the box (docs/namespace.md
 "Slices"):
   sparse  the cells whose coordinates lie in the ranges, in the view's order
           (arrays with duplicates: the same cells as a multiset);

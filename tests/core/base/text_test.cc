@@ -1,4 +1,4 @@
-// The text rule of NAMESPACE.md "Values": bytes not part of valid UTF-8 as
+// The text rule of docs/namespace.md "Values": bytes not part of valid UTF-8 as
 // \xHH, as Python's decode("utf-8", "backslashreplace") writes them.
 #include "core/util/text.h"
 

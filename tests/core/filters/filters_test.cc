@@ -17,9 +17,9 @@
 namespace tiledbfs::core {
 namespace {
 
+using testing::ByteWriter;
 using testing::MakeFilter;
 using testing::OneChunkTile;
-using testing::Writer;
 
 template <class T>
 ByteVec AsBytes(std::vector<T> v) {
@@ -71,9 +71,9 @@ void ExpectTruncationsRejected(const std::vector<Filter>& filters, uint32_t orig
 
 // The compression filter chunk layout: 0 metadata parts, 1 data part.
 ByteVec CompressionMetadata(uint32_t original, uint32_t compressed) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint32_t>(original).Put<uint32_t>(compressed);
-  return w.take();
+  return w.Take();
 }
 
 ByteVec Sample(size_t n) {
@@ -135,11 +135,11 @@ TEST_P(CodecTest, CompressesMetadataPartsToo) {
   const Codec c = GetParam();
   ByteVec plain = AsBytes<int32_t>({1, 2, 3, 4});
   ByteVec shuffled = {1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  Writer shuffle_md;
+  ByteWriter shuffle_md;
   shuffle_md.Put<uint32_t>(1).Put<uint32_t>(16);
   ByteVec pm = c.compress(shuffle_md.bytes());
   ByteVec pd = c.compress(shuffled);
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(1).Put<uint32_t>(1);
   md.Put<uint32_t>(shuffle_md.bytes().size()).Put<uint32_t>(pm.size());
   md.Put<uint32_t>(16).Put<uint32_t>(pd.size());
@@ -224,7 +224,7 @@ TEST(RleTest, RunsOfCellsWithBigEndianLengths) {
 }
 
 TEST(DeltaTest, FirstValueThenTruncatedDeltas) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint64_t>(3).Put<int32_t>(10).Put<int32_t>(2).Put<int32_t>(-3);
   ByteVec md = CompressionMetadata(12, w.bytes().size());
   auto r = Unfilter({Compressor(FilterType::kDelta)}, OneChunkTile(12, md, w.bytes()),
@@ -236,7 +236,7 @@ TEST(DeltaTest, FirstValueThenTruncatedDeltas) {
   // Reinterpreted as UINT16: six 2-byte values from twelve bytes of INT32s.
   Filter as16 = Compressor(FilterType::kDelta);
   as16.reinterpret_datatype = Datatype::kUInt16;
-  Writer w16;
+  ByteWriter w16;
   w16.Put<uint64_t>(6).Put<uint16_t>(1).Put<uint16_t>(0xffff).Put<uint16_t>(3);
   w16.Put<uint16_t>(0).Put<uint16_t>(0xfffd).Put<uint16_t>(1);
   auto r16 = Unfilter({as16}, OneChunkTile(12, CompressionMetadata(12, 20), w16.bytes()),
@@ -253,7 +253,7 @@ TEST(DeltaTest, FirstValueThenTruncatedDeltas) {
 TEST(DoubleDeltaTest, SignAndMagnitudeBitsMostSignificantFirst) {
   // 0, 10, 15, 17: deltas 10, 5, 2; double deltas -5, -3. The largest of
   // |first delta| and |double deltas| is 10: 4 bits. Stream: 1 0101, 1 0011.
-  Writer w;
+  ByteWriter w;
   w.Put<uint8_t>(4).Put<uint64_t>(4).Put<int64_t>(0).Put<int64_t>(10);
   w.Put<uint64_t>(uint64_t{0b1010110011} << 54);
   ByteVec md = CompressionMetadata(32, w.bytes().size());
@@ -272,7 +272,7 @@ TEST(DoubleDeltaTest, DoubleDeltasCrossWordBoundaries) {
   for (int i = 0; i < 40; ++i) values[i] = 1 + i * (i + 3) / 2;
   std::vector<bool> bits;
   for (int i = 2; i < 40; ++i) bits.insert(bits.end(), {false, false, true});
-  Writer w;
+  ByteWriter w;
   w.Put<uint8_t>(2).Put<uint64_t>(40).Put<int32_t>(values[0]).Put<int32_t>(values[1]);
   for (size_t at = 0; at < bits.size(); at += 64) {
     uint64_t word = 0;
@@ -289,7 +289,7 @@ TEST(DoubleDeltaTest, DoubleDeltasCrossWordBoundaries) {
 }
 
 TEST(DoubleDeltaTest, WideBitSizeStoresValuesRaw) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint8_t>(15).Put<uint64_t>(2).Put<int16_t>(-32768).Put<int16_t>(32767);
   auto r = Unfilter({Compressor(FilterType::kDoubleDelta)},
                     OneChunkTile(4, CompressionMetadata(4, w.bytes().size()), w.bytes()),
@@ -300,7 +300,7 @@ TEST(DoubleDeltaTest, WideBitSizeStoresValuesRaw) {
 
 TEST(BitWidthReductionTest, WindowsOfReducedValues) {
   // uint32 1000, 1001, 1255: offset 1000, range 256 needs 9 bits -> 16.
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(12).Put<uint32_t>(1).Put<uint32_t>(1000).Put<uint8_t>(16).Put<uint32_t>(12);
   ByteVec data = AsBytes<uint16_t>({0, 1, 255});
   auto r = Unfilter({MakeFilter(FilterType::kBitWidthReduction)},
@@ -310,7 +310,7 @@ TEST(BitWidthReductionTest, WindowsOfReducedValues) {
   ExpectTruncationsRejected({MakeFilter(FilterType::kBitWidthReduction)}, 12, md.bytes(), data,
                             Ctx(Datatype::kUInt32));
   // A second, unreduced window (bit width 32 = the type's) is stored as is.
-  Writer md2;
+  ByteWriter md2;
   md2.Put<uint32_t>(8).Put<uint32_t>(2);
   md2.Put<int32_t>(-5).Put<uint8_t>(8).Put<uint32_t>(4);
   md2.Put<int32_t>(0).Put<uint8_t>(32).Put<uint32_t>(4);
@@ -324,7 +324,7 @@ TEST(BitWidthReductionTest, WindowsOfReducedValues) {
 }
 
 TEST(BitWidthReductionTest, DatetimesOnlyFromVersion20) {
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(16).Put<uint32_t>(1).Put<int64_t>(100).Put<uint8_t>(8).Put<uint32_t>(16);
   ByteVec data = {0, 5};
   auto v20 = Unfilter({MakeFilter(FilterType::kBitWidthReduction)},
@@ -340,7 +340,7 @@ TEST(BitWidthReductionTest, DatetimesOnlyFromVersion20) {
 }
 
 TEST(PositiveDeltaTest, DeltasFromTheWindowsFirstValue) {
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(1).Put<uint16_t>(5).Put<uint32_t>(8);
   ByteVec data = AsBytes<uint16_t>({0, 2, 0, 3});
   auto r = Unfilter({MakeFilter(FilterType::kPositiveDelta)}, OneChunkTile(8, md.bytes(), data),
@@ -358,7 +358,7 @@ TEST(PositiveDeltaTest, DeltasFromTheWindowsFirstValue) {
 }
 
 TEST(ByteshuffleTest, BytePlanesThenLeftover) {
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(1).Put<uint32_t>(9);
   ByteVec data = {1, 5, 2, 6, 3, 7, 4, 8, 9};
   auto r = Unfilter({MakeFilter(FilterType::kByteshuffle)}, OneChunkTile(9, md.bytes(), data),
@@ -394,7 +394,7 @@ TEST(ByteshuffleTest, EveryValueSizeCountAndLeftover) {
         for (uint64_t i = 0; i < n; ++i) {
           for (uint64_t j = 0; j < ts; ++j) shuffled[j * n + i] = original[i * ts + j];
         }
-        Writer md;
+        ByteWriter md;
         md.Put<uint32_t>(1).Put<uint32_t>(static_cast<uint32_t>(size));
         auto r =
             Unfilter({MakeFilter(FilterType::kByteshuffle)},
@@ -414,7 +414,7 @@ TEST(BitshuffleTest, BitPlanesOfEightValues) {
   shuffled[0] = 0x01;
   shuffled[1] = 0x01;
   shuffled[8] = 0x08;
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(1).Put<uint32_t>(16);
   auto r = Unfilter({MakeFilter(FilterType::kBitshuffle)}, OneChunkTile(16, md.bytes(), shuffled),
                     Ctx(Datatype::kUInt16));
@@ -423,7 +423,7 @@ TEST(BitshuffleTest, BitPlanesOfEightValues) {
   ExpectTruncationsRejected({MakeFilter(FilterType::kBitshuffle)}, 16, md.bytes(), shuffled,
                             Ctx(Datatype::kUInt16));
   // A part whose length is not a multiple of 8 is stored as is.
-  Writer md6;
+  ByteWriter md6;
   md6.Put<uint32_t>(1).Put<uint32_t>(6);
   ByteVec six = {1, 2, 3, 4, 5, 6};
   auto r6 = Unfilter({MakeFilter(FilterType::kBitshuffle)}, OneChunkTile(6, md6.bytes(), six),
@@ -433,7 +433,7 @@ TEST(BitshuffleTest, BitPlanesOfEightValues) {
 }
 
 TEST(XorTest, EachValueXorThePrevious) {
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(1).Put<uint32_t>(12);
   ByteVec data = AsBytes<int32_t>({5, 5 ^ 6, 0});
   auto r = Unfilter({MakeFilter(FilterType::kXor)}, OneChunkTile(12, md.bytes(), data),
@@ -449,7 +449,7 @@ TEST(ScaleFloatTest, ScaleTimesStoredPlusOffset) {
   f.scale_byte_width = 2;
   f.scale_factor = 0.5;
   f.scale_offset = 1;
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(1).Put<uint32_t>(6);
   ByteVec data = AsBytes<int16_t>({0, 2, -4});
   auto r = Unfilter({f}, OneChunkTile(24, md.bytes(), data), Ctx(Datatype::kFloat64));
@@ -458,7 +458,7 @@ TEST(ScaleFloatTest, ScaleTimesStoredPlusOffset) {
   ExpectTruncationsRejected({f}, 24, md.bytes(), data, Ctx(Datatype::kFloat64));
   // Followed by a filter, SCALE_FLOAT's output type (INT16) is what that
   // filter saw: BYTESHUFFLE with 2-byte values.
-  Writer md2;
+  ByteWriter md2;
   md2.Put<uint32_t>(1).Put<uint32_t>(6).Put<uint32_t>(1).Put<uint32_t>(6);
   ByteVec shuffled = {0, 2, 0xfc, 0, 0, 0xff};
   auto r2 = Unfilter({f, MakeFilter(FilterType::kByteshuffle)},
@@ -483,8 +483,8 @@ TEST(ChecksumTest, VerifiesAndNamesTheMismatch) {
   for (FilterType t : {FilterType::kChecksumMd5, FilterType::kChecksumSha256}) {
     SCOPED_TRACE(FilterName(t));
     ByteVec digest = Digest(t == FilterType::kChecksumMd5 ? EVP_md5() : EVP_sha256(), abc);
-    Writer md;
-    md.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint64_t>(3).Append(digest);
+    ByteWriter md;
+    md.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint64_t>(3).PutBytes(digest);
     auto ok = Unfilter({MakeFilter(t)}, OneChunkTile(3, md.bytes(), abc), Ctx(Datatype::kChar));
     ASSERT_TRUE(ok.ok()) << ok.error().ToString();
     EXPECT_TRUE(*ok == abc);
@@ -503,14 +503,14 @@ TEST(ChecksumTest, VerifiesAndNamesTheMismatch) {
 TEST(ChecksumTest, CoversThePreviousStagesMetadata) {
   // CHECKSUM_SHA256 after BYTESHUFFLE: the checksum metadata is followed by
   // byteshuffle's, which a metadata checksum covers.
-  Writer inner;
+  ByteWriter inner;
   inner.Put<uint32_t>(1).Put<uint32_t>(4);
   ByteVec data = {1, 2, 3, 4};
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(1).Put<uint32_t>(1);
-  md.Put<uint64_t>(8).Append(Digest(EVP_sha256(), inner.bytes()));
-  md.Put<uint64_t>(4).Append(Digest(EVP_sha256(), data));
-  md.Append(inner.bytes());
+  md.Put<uint64_t>(8).PutBytes(Digest(EVP_sha256(), inner.bytes()));
+  md.Put<uint64_t>(4).PutBytes(Digest(EVP_sha256(), data));
+  md.PutBytes(inner.bytes());
   std::vector<Filter> fs = {MakeFilter(FilterType::kByteshuffle),
                             MakeFilter(FilterType::kChecksumSha256)};
   auto r = Unfilter(fs, OneChunkTile(4, md.bytes(), data), Ctx(Datatype::kInt32));
@@ -541,9 +541,9 @@ TEST(EncryptionTest, DecryptsEachPartWithItsIvAndTag) {
   std::iota(key.bytes.begin(), key.bytes.end(), 1);
   ByteVec iv(12, 7), plain = Sample(100), cipher, tag;
   Encrypt(key, iv, plain, &cipher, &tag);
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint32_t>(100).Put<uint32_t>(cipher.size());
-  md.Append(iv).Append(tag);
+  md.PutBytes(iv).PutBytes(tag);
   TileContext ctx = Ctx(Datatype::kUInt8);
   ctx.encrypted = true;
   ctx.key = &key;
@@ -563,15 +563,15 @@ TEST(EncryptionTest, DecryptsEachPartWithItsIvAndTag) {
 // --- Var-sized strings whose offsets come from the data tile ----------------
 
 ByteVec EmptyOffsetsTile() {
-  Writer w;
+  ByteWriter w;
   w.Put<uint64_t>(0);
-  return w.take();
+  return w.Take();
 }
 
 TEST(VarStringTest, RleRunsRebuildTheOffsets) {
   // "aa", "aa", "b": runs (2, "aa"), (1, "b"); 1-byte lengths, big-endian.
   ByteVec runs = {2, 2, 'a', 'a', 1, 1, 'b'};
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint32_t>(5).Put<uint32_t>(7).Put<uint32_t>(24);
   md.Put<uint8_t>(1).Put<uint8_t>(1);
   auto data_pipeline = testing::Pipeline({Compressor(FilterType::kRle)}, 22);
@@ -583,7 +583,7 @@ TEST(VarStringTest, RleRunsRebuildTheOffsets) {
   EXPECT_EQ(std::string(v->data.begin(), v->data.end()), "aaaab");
   // A run longer than the cells the metadata announces.
   ByteVec long_run = {200, 0};
-  Writer md2;
+  ByteWriter md2;
   md2.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint32_t>(0).Put<uint32_t>(2).Put<uint32_t>(24);
   md2.Put<uint8_t>(1).Put<uint8_t>(1);
   auto bad = UnfilterVarTile(testing::Pipeline({}), EmptyOffsetsTile(), Ctx(Datatype::kUInt64),
@@ -597,9 +597,9 @@ TEST(VarStringTest, DictionaryIdsRebuildTheOffsets) {
   // "x", "yy", "x": ids 0 1 0; dictionary [1 'x'][2 'y' 'y'].
   ByteVec ids = {0, 1, 0};
   ByteVec dict = {1, 'x', 2, 'y', 'y'};
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint32_t>(4).Put<uint32_t>(3).Put<uint32_t>(24);
-  md.Put<uint8_t>(1).Put<uint8_t>(1).Put<uint32_t>(5).Append(dict);
+  md.Put<uint8_t>(1).Put<uint8_t>(1).Put<uint32_t>(5).PutBytes(dict);
   auto data_pipeline = testing::Pipeline({Compressor(FilterType::kDictionary)}, 22);
   auto v = UnfilterVarTile(testing::Pipeline({}), EmptyOffsetsTile(), Ctx(Datatype::kUInt64),
                            data_pipeline, OneChunkTile(4, md.bytes(), ids),
@@ -651,7 +651,7 @@ TEST(VarTileTest, OffsetsAreValidated) {
 // --- Chunk framing -----------------------------------------------------------
 
 TEST(ChunkFramingTest, ChunksConcatenate) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint64_t>(2);
   w.Put<uint32_t>(2).Put<uint32_t>(2).Put<uint32_t>(0).Put<uint8_t>(1).Put<uint8_t>(2);
   w.Put<uint32_t>(1).Put<uint32_t>(1).Put<uint32_t>(0).Put<uint8_t>(3);
@@ -676,7 +676,7 @@ TEST(ChunkFramingTest, InconsistentFramesAreCorrupt) {
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.error().message().find("after the last chunk"), std::string::npos);
   // A chunk count that cannot fit.
-  Writer many;
+  ByteWriter many;
   many.Put<uint64_t>(~uint64_t{0});
   auto m = Unfilter({}, many.bytes(), Ctx(Datatype::kUInt8));
   ASSERT_FALSE(m.ok());

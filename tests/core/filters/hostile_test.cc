@@ -40,9 +40,9 @@ void operator delete[](void* p, size_t) noexcept { std::free(p); }
 namespace tiledbfs::core {
 namespace {
 
+using testing::ByteWriter;
 using testing::MakeFilter;
 using testing::OneChunkTile;
-using testing::Writer;
 
 constexpr uint32_t kHuge = 0xffffffffu;
 constexpr size_t kAllowed = 16 << 20;  // far below any claim made here
@@ -74,9 +74,9 @@ Filter Compressor(FilterType t) {
 }
 
 ByteVec PartMetadata(uint32_t declared, uint32_t compressed) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint32_t>(declared).Put<uint32_t>(compressed);
-  return w.take();
+  return w.Take();
 }
 
 ByteVec Plain() { return ByteVec(100, 'x'); }
@@ -135,7 +135,7 @@ TEST_F(HostileTest, GzipBzip2Lz4) {
 }
 
 TEST_F(HostileTest, ManyPartsOrHugePartCounts) {
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(kHuge).Put<uint32_t>(kHuge);
   ExpectRefused({Compressor(FilterType::kZstd)}, OneChunkTile(10, md.bytes(), Plain()),
                 Datatype::kUInt8);
@@ -148,12 +148,12 @@ TEST_F(HostileTest, TileDbCodecs) {
                 Datatype::kInt32);
   // DELTA / DOUBLE_DELTA: counts matching the claim, values absent.
   const uint32_t declared = 0xfffffff8u;
-  Writer d;
+  ByteWriter d;
   d.Put<uint64_t>(declared / 8).Put<int64_t>(1);
   ExpectRefused({Compressor(FilterType::kDelta)},
                 OneChunkTile(declared, PartMetadata(declared, d.bytes().size()), d.bytes()),
                 Datatype::kInt64);
-  Writer dd;
+  ByteWriter dd;
   dd.Put<uint8_t>(3).Put<uint64_t>(declared / 8).Put<int64_t>(1).Put<int64_t>(2);
   ExpectRefused({Compressor(FilterType::kDoubleDelta)},
                 OneChunkTile(declared, PartMetadata(declared, dd.bytes().size()), dd.bytes()),
@@ -161,11 +161,11 @@ TEST_F(HostileTest, TileDbCodecs) {
 }
 
 TEST_F(HostileTest, WindowAndPartFilters) {
-  Writer bwr;
+  ByteWriter bwr;
   bwr.Put<uint32_t>(kHuge).Put<uint32_t>(0);
   ExpectRefused({MakeFilter(FilterType::kBitWidthReduction)}, OneChunkTile(kHuge, bwr.bytes(), {}),
                 Datatype::kUInt32);
-  Writer parts;
+  ByteWriter parts;
   parts.Put<uint32_t>(1).Put<uint32_t>(kHuge);
   for (FilterType t : {FilterType::kByteshuffle, FilterType::kBitshuffle, FilterType::kXor}) {
     ExpectRefused({MakeFilter(t)}, OneChunkTile(kHuge, parts.bytes(), Plain()), Datatype::kInt32);
@@ -173,17 +173,17 @@ TEST_F(HostileTest, WindowAndPartFilters) {
   Filter sf = MakeFilter(FilterType::kScaleFloat);
   sf.scale_byte_width = 1;
   ExpectRefused({sf}, OneChunkTile(kHuge, parts.bytes(), Plain()), Datatype::kFloat64);
-  Writer sum;
-  sum.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint64_t>(~uint64_t{0}).Append(ByteVec(16, 0));
+  ByteWriter sum;
+  sum.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint64_t>(~uint64_t{0}).PutBytes(ByteVec(16, 0));
   ExpectRefused({MakeFilter(FilterType::kChecksumMd5)}, OneChunkTile(kHuge, sum.bytes(), Plain()),
                 Datatype::kInt32);
 }
 
 TEST_F(HostileTest, EncryptedPartLongerThanTheData) {
   EncryptionKey key;
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint32_t>(kHuge).Put<uint32_t>(kHuge);
-  md.Append(ByteVec(28, 0));
+  md.PutBytes(ByteVec(28, 0));
   TileContext ctx;
   ctx.encrypted = true;
   ctx.key = &key;
@@ -198,13 +198,13 @@ TEST_F(HostileTest, EncryptedPartLongerThanTheData) {
 
 TEST_F(HostileTest, VarStringRunsOfEmptyStrings) {
   // A run of 2^64 - 1 empty strings in a tile of 3 cells.
-  Writer data;
+  ByteWriter data;
   for (int i = 0; i < 8; ++i) data.Put<uint8_t>(0xff);
   data.Put<uint8_t>(0);
-  Writer md;
+  ByteWriter md;
   md.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint32_t>(0).Put<uint32_t>(9).Put<uint32_t>(24);
   md.Put<uint8_t>(8).Put<uint8_t>(1);
-  Writer empty;
+  ByteWriter empty;
   empty.Put<uint64_t>(0);
   TileContext octx, dctx;
   octx.type = Datatype::kUInt64;

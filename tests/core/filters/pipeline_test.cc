@@ -6,9 +6,9 @@
 namespace tiledbfs::core {
 namespace {
 
+using testing::ByteWriter;
 using testing::MakeFilter;
 using testing::SerializePipeline;
-using testing::Writer;
 
 FilterPipeline AllOptions(uint32_t version) {
   std::vector<Filter> fs;
@@ -116,9 +116,9 @@ TEST(FilterPipelineTest, EveryTruncationPrefixIsCorrupt) {
 
 TEST(FilterPipelineTest, BadEnumsAndLengths) {
   auto parse_one = [](uint8_t type, ByteVec options, uint32_t declared_len) {
-    Writer w;
+    ByteWriter w;
     w.Put<uint32_t>(256).Put<uint32_t>(1).Put<uint8_t>(type).Put<uint32_t>(declared_len);
-    w.Append(options);
+    w.PutBytes(options);
     return Parse(w.bytes(), 22);
   };
   auto unknown = parse_one(99, {}, 0);
@@ -144,7 +144,7 @@ TEST(FilterPipelineTest, BadEnumsAndLengths) {
   EXPECT_EQ(past.error().code(), ErrorCode::kCorrupt);
 
   // SCALE_FLOAT byte width 3.
-  Writer sf;
+  ByteWriter sf;
   sf.Put<double>(1).Put<double>(0).Put<uint64_t>(3);
   auto width = parse_one(15, sf.bytes(), 24);
   ASSERT_FALSE(width.ok());
@@ -152,7 +152,7 @@ TEST(FilterPipelineTest, BadEnumsAndLengths) {
   EXPECT_NE(width.error().message().find("byte width"), std::string::npos);
 
   // A filter count that cannot fit: refused before reserving.
-  Writer many;
+  ByteWriter many;
   many.Put<uint32_t>(256).Put<uint32_t>(0xffffffffu);
   auto huge = Parse(many.bytes(), 22);
   ASSERT_FALSE(huge.ok());

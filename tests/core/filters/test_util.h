@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/filters/filter_pipeline.h"
+#include "core/write/byte_writer.h"
 
 namespace tiledbfs::core::testing {
 
@@ -44,32 +45,14 @@ inline EncryptionKey KeyFromHex(std::string hex) {
 }
 
 // Little-endian serialization for building test inputs.
-class Writer {
- public:
-  template <class T>
-  Writer& Put(T v) {
-    uint8_t b[sizeof(T)];
-    std::memcpy(b, &v, sizeof(T));
-    AppendBytes(bytes_, b, sizeof(T));
-    return *this;
-  }
-  Writer& Append(Bytes b) {
-    AppendBytes(bytes_, b);
-    return *this;
-  }
-  const ByteVec& bytes() const { return bytes_; }
-  ByteVec take() { return std::move(bytes_); }
-
- private:
-  ByteVec bytes_;
-};
+using core::ByteWriter;
 
 // A serialized tile of one chunk.
 inline ByteVec OneChunkTile(uint32_t original, Bytes metadata, Bytes data) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint64_t>(1).Put<uint32_t>(original).Put<uint32_t>(data.size());
-  w.Put<uint32_t>(metadata.size()).Append(metadata).Append(data);
-  return w.take();
+  w.Put<uint32_t>(metadata.size()).PutBytes(metadata).PutBytes(data);
+  return w.Take();
 }
 
 inline FilterPipeline Pipeline(std::vector<Filter> filters, uint32_t version = 22,
@@ -90,10 +73,10 @@ inline Filter MakeFilter(FilterType t) {
 // Serializes a pipeline the way TileDB does, so that the pipelines used
 // below also go through ParseFilterPipeline.
 inline ByteVec SerializePipeline(const FilterPipeline& p) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint32_t>(p.max_chunk_size).Put<uint32_t>(p.filters.size());
   for (const Filter& f : p.filters) {
-    Writer o;
+    ByteWriter o;
     switch (f.type) {
       case FilterType::kGzip:
         o.Put<uint8_t>(1).Put<int32_t>(f.compression_level);
@@ -131,14 +114,16 @@ inline ByteVec SerializePipeline(const FilterPipeline& p) {
         o.Put<double>(f.scale_factor).Put<double>(f.scale_offset).Put<uint64_t>(f.scale_byte_width);
         break;
       case FilterType::kWebp:
-        o.Append(f.raw_options);
+        o.PutBytes(f.raw_options);
         break;
       default:
         break;
     }
-    w.Put<uint8_t>(static_cast<uint8_t>(f.type)).Put<uint32_t>(o.bytes().size()).Append(o.bytes());
+    w.Put<uint8_t>(static_cast<uint8_t>(f.type))
+        .Put<uint32_t>(o.bytes().size())
+        .PutBytes(o.bytes());
   }
-  return w.take();
+  return w.Take();
 }
 
 }  // namespace tiledbfs::core::testing

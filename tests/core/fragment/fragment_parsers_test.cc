@@ -180,13 +180,13 @@ TEST(FooterParser, LengthFieldMustMatch) {
 }
 
 TEST(FooterParser, HostileSchemaNameSizeAllocatesNothing) {
-  Writer w;
-  w.Put<uint32_t>(22).Put<uint64_t>(uint64_t{1} << 62).Raw(std::string("abc"));
+  ByteWriter w;
+  w.Put<uint32_t>(22).Put<uint64_t>(uint64_t{1} << 62).PutString("abc");
   auto p = PeekFragmentFooter(w.bytes(), 100);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(p.error().message().find("schema name"), std::string::npos);
-  Writer empty;
+  ByteWriter empty;
   empty.Put<uint32_t>(22).Put<uint64_t>(0);
   EXPECT_EQ(PeekFragmentFooter(empty.bytes(), 0).error().code(), ErrorCode::kCorrupt);
 }
@@ -235,14 +235,14 @@ TEST(FooterParser, ComputedFooterSizes) {
 }
 
 TEST(SectionParsers, Uint64ListHostileCountAllocatesNothing) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint64_t>(uint64_t{1} << 60).Put<uint64_t>(7);
   auto r = ParseUint64List(w.bytes(), 0, "tile offsets");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(r.error().message().find("tile offsets"), std::string::npos);
-  Writer ok;
-  ok.List({1, 2, 3});
+  ByteWriter ok;
+  PutList(ok, {1, 2, 3});
   ASSERT_TRUE(ParseUint64List(ok.bytes(), 0, "x").ok());
   for (size_t k = 0; k < ok.size(); ++k) {
     EXPECT_EQ(ParseUint64List(Bytes(ok.bytes()).first(k), 0, "x").error().code(),
@@ -257,12 +257,12 @@ TEST(SectionParsers, RTree) {
   ArraySchema s = SparseSchema(22, "x");
   s.dimensions[1] = VarDim("k");
   // Two levels: a root MBR, then two leaves.
-  Writer v;
+  ByteWriter v;
   v.Put<uint32_t>(10).Put<uint32_t>(2);
   v.Put<uint64_t>(1).Put<int32_t>(1).Put<int32_t>(9).Put<uint64_t>(2).Put<uint64_t>(1);
-  v.Raw(std::string("az"));
+  v.PutString("az");
   v.Put<uint64_t>(2);
-  v.Put<int32_t>(1).Put<int32_t>(5).Put<uint64_t>(3).Put<uint64_t>(2).Raw(std::string("abc"));
+  v.Put<int32_t>(1).Put<int32_t>(5).Put<uint64_t>(3).Put<uint64_t>(2).PutString("abc");
   v.Put<int32_t>(2).Put<int32_t>(9).Put<uint64_t>(0).Put<uint64_t>(0);
   auto leaves = ParseRTreeLeaves(v.bytes(), 0, s, 22);
   ASSERT_TRUE(leaves.ok()) << leaves.error().ToString();
@@ -276,23 +276,23 @@ TEST(SectionParsers, RTree) {
     EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt);
   }
   // Hostile MBR count.
-  Writer h;
+  ByteWriter h;
   h.Put<uint32_t>(10).Put<uint32_t>(1).Put<uint64_t>(uint64_t{1} << 61);
   EXPECT_EQ(ParseRTreeLeaves(h.bytes(), 0, s, 22).error().code(), ErrorCode::kCorrupt);
   // Hostile level count: bounded by the bytes, not looped 4 billion times.
-  Writer lv;
+  ByteWriter lv;
   lv.Put<uint32_t>(10).Put<uint32_t>(0xFFFFFFFFu).Put<uint64_t>(0);
   EXPECT_EQ(ParseRTreeLeaves(lv.bytes(), 0, s, 22).error().code(), ErrorCode::kCorrupt);
   // A var range whose start size exceeds its size.
-  Writer bad;
+  ByteWriter bad;
   bad.Put<uint32_t>(10).Put<uint32_t>(1).Put<uint64_t>(1);
-  bad.Put<int32_t>(1).Put<int32_t>(2).Put<uint64_t>(1).Put<uint64_t>(2).Raw(std::string("a"));
+  bad.Put<int32_t>(1).Put<int32_t>(2).Put<uint64_t>(1).Put<uint64_t>(2).PutString("a");
   EXPECT_EQ(ParseRTreeLeaves(bad.bytes(), 0, s, 22).error().code(), ErrorCode::kCorrupt);
 }
 
 TEST(SectionParsers, LegacyRTreeLayout) {
   ArraySchema s = SparseSchema(4, kLegacySchemaName);
-  Writer w;
+  ByteWriter w;
   w.Put<uint32_t>(2).Put<uint32_t>(10).Put<uint8_t>(0).Put<uint32_t>(1).Put<uint64_t>(1);
   w.Put<int32_t>(1).Put<int32_t>(2).Put<int32_t>(3).Put<int32_t>(4);
   auto leaves = ParseRTreeLeaves(w.bytes(), 0, s, 4);
@@ -301,8 +301,8 @@ TEST(SectionParsers, LegacyRTreeLayout) {
 }
 
 TEST(SectionParsers, TileMinMax) {
-  Writer w;
-  w.Put<uint64_t>(16).Put<uint64_t>(5).Put<uint64_t>(0).Put<uint64_t>(2).Raw(std::string("abcde"));
+  ByteWriter w;
+  w.Put<uint64_t>(16).Put<uint64_t>(5).Put<uint64_t>(0).Put<uint64_t>(2).PutString("abcde");
   auto var = ParseTileMinMax(w.bytes(), 0, true, 0, "tile mins");
   ASSERT_TRUE(var.ok()) << var.error().ToString();
   EXPECT_EQ(*var, (std::vector<ByteVec>{{'a', 'b'}, {'c', 'd', 'e'}}));
@@ -312,23 +312,22 @@ TEST(SectionParsers, TileMinMax) {
         << k;
   }
   // Offsets out of order or past the var buffer.
-  Writer bad;
-  bad.Put<uint64_t>(16).Put<uint64_t>(5).Put<uint64_t>(3).Put<uint64_t>(2).Raw(
-      std::string("abcde"));
+  ByteWriter bad;
+  bad.Put<uint64_t>(16).Put<uint64_t>(5).Put<uint64_t>(3).Put<uint64_t>(2).PutString("abcde");
   EXPECT_EQ(ParseTileMinMax(bad.bytes(), 0, true, 0, "m").error().code(), ErrorCode::kCorrupt);
-  Writer past;
-  past.Put<uint64_t>(8).Put<uint64_t>(1).Put<uint64_t>(9).Raw(std::string("a"));
+  ByteWriter past;
+  past.Put<uint64_t>(8).Put<uint64_t>(1).Put<uint64_t>(9).PutString("a");
   EXPECT_EQ(ParseTileMinMax(past.bytes(), 0, true, 0, "m").error().code(), ErrorCode::kCorrupt);
   // Fixed cells that do not divide the buffer.
-  Writer fixed;
+  ByteWriter fixed;
   fixed.Put<uint64_t>(6).Put<uint64_t>(0).Put<int32_t>(1).Put<uint16_t>(2);
   EXPECT_EQ(ParseTileMinMax(fixed.bytes(), 0, false, 4, "m").error().code(), ErrorCode::kCorrupt);
   // Hostile buffer sizes.
-  Writer huge;
+  ByteWriter huge;
   huge.Put<uint64_t>(uint64_t{1} << 62).Put<uint64_t>(uint64_t{1} << 62);
   EXPECT_EQ(ParseTileMinMax(huge.bytes(), 0, true, 0, "m").error().code(), ErrorCode::kCorrupt);
   // No values at all.
-  Writer none;
+  ByteWriter none;
   none.Put<uint64_t>(0).Put<uint64_t>(0);
   auto empty = ParseTileMinMax(none.bytes(), 0, false, 4, "m");
   ASSERT_TRUE(empty.ok());
@@ -336,7 +335,7 @@ TEST(SectionParsers, TileMinMax) {
 }
 
 TEST(SectionParsers, FragmentStatsAndProcessedConditions) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint64_t>(1).Put<uint8_t>(7).Put<uint64_t>(2).Put<uint16_t>(9).Put<uint64_t>(5);
   w.Put<uint64_t>(6);
   auto s = ParseFragmentStats(w.bytes(), 0, 1);
@@ -351,8 +350,8 @@ TEST(SectionParsers, FragmentStatsAndProcessedConditions) {
   EXPECT_EQ(ParseFragmentStats(w.bytes(), 0, uint64_t{1} << 60).error().code(),
             ErrorCode::kCorrupt);
 
-  Writer c;
-  c.Put<uint64_t>(2).Put<uint64_t>(3).Raw(std::string("abc")).Put<uint64_t>(0);
+  ByteWriter c;
+  c.Put<uint64_t>(2).Put<uint64_t>(3).PutString("abc").Put<uint64_t>(0);
   auto conditions = ParseProcessedConditions(c.bytes(), 0);
   ASSERT_TRUE(conditions.ok());
   EXPECT_EQ(*conditions, (std::vector<std::string>{"abc", ""}));
@@ -360,7 +359,7 @@ TEST(SectionParsers, FragmentStatsAndProcessedConditions) {
     EXPECT_EQ(ParseProcessedConditions(Bytes(c.bytes()).first(k), 0).error().code(),
               ErrorCode::kCorrupt);
   }
-  Writer hostile;
+  ByteWriter hostile;
   hostile.Put<uint64_t>(uint64_t{1} << 60).Put<uint64_t>(uint64_t{1} << 60);
   EXPECT_EQ(ParseProcessedConditions(hostile.bytes(), 0).error().code(), ErrorCode::kCorrupt);
 }
@@ -395,7 +394,7 @@ TEST(LegacyParser, CorpusPayloadAndTruncations) {
   b[0] = 3;
   EXPECT_EQ(ParseLegacyFragmentMetadata(b, 0, *schema, false).error().code(), ErrorCode::kCorrupt);
   // A hostile MBR count.
-  Writer h;
+  ByteWriter h;
   h.Put<uint32_t>(1).Put<uint64_t>(0).Put<uint64_t>(uint64_t{1} << 60);
   EXPECT_EQ(ParseLegacyFragmentMetadata(h.bytes(), 0, *schema, false).error().code(),
             ErrorCode::kCorrupt);
@@ -433,24 +432,24 @@ TEST(ConsolidatedMetaParser, RealFileAndTruncations) {
 }
 
 TEST(ConsolidatedMetaParser, HostileValues) {
-  Writer count;
+  ByteWriter count;
   count.Put<uint32_t>(0xFFFFFFFFu).Put<uint64_t>(1);
   EXPECT_EQ(ParseConsolidatedFragmentMeta(count.bytes()).error().code(), ErrorCode::kCorrupt);
-  Writer name;
+  ByteWriter name;
   name.Put<uint32_t>(1).Put<uint64_t>(uint64_t{1} << 62).Put<uint64_t>(0);
   EXPECT_EQ(ParseConsolidatedFragmentMeta(name.bytes()).error().code(), ErrorCode::kCorrupt);
   // An offset inside the name table, and one past the end.
   for (uint64_t off : {uint64_t{4}, uint64_t{1000}}) {
-    Writer w;
-    w.Put<uint32_t>(1).Put<uint64_t>(3).Raw(std::string("__a")).Put<uint64_t>(off);
+    ByteWriter w;
+    w.Put<uint32_t>(1).Put<uint64_t>(3).PutString("__a").Put<uint64_t>(off);
     w.Put<uint32_t>(22);
     auto r = ParseConsolidatedFragmentMeta(w.bytes());
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt);
   }
   // Format < 9 names are URIs: the fragment name is the last component.
-  Writer uri;
-  uri.Put<uint32_t>(1).Put<uint64_t>(21).Raw(std::string("file:///data/arr/__x/"));
+  ByteWriter uri;
+  uri.Put<uint32_t>(1).Put<uint64_t>(21).PutString("file:///data/arr/__x/");
   uri.Put<uint64_t>(4 + 8 + 21 + 8).Put<uint32_t>(7);
   auto r = ParseConsolidatedFragmentMeta(uri.bytes());
   ASSERT_TRUE(r.ok()) << r.error().ToString();

@@ -19,37 +19,23 @@
 #include "core/fragment/fragment_metadata.h"
 #include "core/schema/array_schema.h"
 #include "core/storage/storage.h"
+#include "core/write/byte_writer.h"
 
 namespace tiledbfs::core::fragment_testing {
 
 inline std::string CorpusDir() { return std::string(TILEDBFS_TEST_DATA) + "/corpus"; }
 
-class Writer {
- public:
-  template <class T>
-  Writer& Put(T v) {
-    size_t at = out_.size();
-    out_.resize(at + sizeof(T), 0);
-    std::memcpy(out_.data() + at, &v, sizeof(T));
-    return *this;
-  }
-  Writer& Raw(Bytes b) {
-    out_.insert(out_.end(), b.begin(), b.end());
-    return *this;
-  }
-  Writer& Raw(const std::string& s) { return Raw(AsBytes(s)); }
-  Writer& U64s(const std::vector<uint64_t>& v) {
-    for (uint64_t x : v) Put<uint64_t>(x);
-    return *this;
-  }
-  Writer& List(const std::vector<uint64_t>& v) { return Put<uint64_t>(v.size()).U64s(v); }
-  size_t size() const { return out_.size(); }
-  const ByteVec& bytes() const { return out_; }
-  ByteVec take() { return std::move(out_); }
+using core::ByteWriter;
 
- private:
-  ByteVec out_;
-};
+// Each value, as TileDB writes a fixed-length list.
+inline ByteWriter& PutU64s(ByteWriter& w, const std::vector<uint64_t>& v) {
+  for (uint64_t x : v) w.Put<uint64_t>(x);
+  return w;
+}
+// The count, then each value.
+inline ByteWriter& PutList(ByteWriter& w, const std::vector<uint64_t>& v) {
+  return PutU64s(w.Put<uint64_t>(v.size()), v);
+}
 
 template <class T>
 ByteVec Le(T v) {
@@ -69,15 +55,15 @@ inline Range RS(const std::string& lo, const std::string& hi) {
 
 // An unfiltered generic tile (one chunk, empty pipeline) holding `payload`.
 inline ByteVec GenericTileBytes(const ByteVec& payload, uint32_t version) {
-  Writer data;
+  ByteWriter data;
   data.Put<uint64_t>(1).Put<uint32_t>(payload.size()).Put<uint32_t>(payload.size());
-  data.Put<uint32_t>(0).Raw(payload);
-  Writer w;
+  data.Put<uint32_t>(0).PutBytes(payload);
+  ByteWriter w;
   w.Put<uint32_t>(version).Put<uint64_t>(data.size()).Put<uint64_t>(payload.size());
   w.Put<uint8_t>(static_cast<uint8_t>(Datatype::kChar)).Put<uint64_t>(1).Put<uint8_t>(0);
   w.Put<uint32_t>(8).Put<uint32_t>(65536).Put<uint32_t>(0);
-  w.Raw(data.bytes());
-  return w.take();
+  w.PutBytes(data.bytes());
+  return w.Take();
 }
 
 inline Dimension Dim(const std::string& name, Datatype t, Range domain,
@@ -216,11 +202,11 @@ struct SyntheticFragment {
     }
   }
 
-  static void PutRange(Writer& w, const Range& r, bool var) {
+  static void PutRange(ByteWriter& w, const Range& r, bool var) {
     if (var) {
       w.Put<uint64_t>(r.lo.size() + r.hi.size()).Put<uint64_t>(r.lo.size());
     }
-    w.Raw(r.lo).Raw(r.hi);
+    w.PutBytes(r.lo).PutBytes(r.hi);
   }
 
   void Build() {
@@ -237,7 +223,7 @@ struct SyntheticFragment {
       return at;
     };
     // R-tree: a single leaf level (a root level first when there are more).
-    Writer rt;
+    ByteWriter rt;
     if (!split) rt.Put<uint32_t>(schema.dimensions.size());
     rt.Put<uint32_t>(10);
     if (!split) rt.Put<uint8_t>(static_cast<uint8_t>(schema.dimensions[0].type));
@@ -254,14 +240,14 @@ struct SyntheticFragment {
         }
       }
     }
-    expected.rtree_offset = add_tile(rt.take());
+    expected.rtree_offset = add_tile(rt.Take());
     auto lists = [&](const std::vector<std::vector<uint64_t>>& per_field, uint64_t count) {
       std::vector<uint64_t> offs;
       for (uint64_t i = 0; i < count; ++i) {
-        Writer w;
-        w.List(per_field[i]);
+        ByteWriter w;
+        PutList(w, per_field[i]);
         const bool replace = i == 0 && &per_field == &tile_offsets && override_tile_offsets0;
-        offs.push_back(add_tile(replace ? *override_tile_offsets0 : w.take()));
+        offs.push_back(add_tile(replace ? *override_tile_offsets0 : w.Take()));
       }
       return offs;
     };
@@ -271,7 +257,7 @@ struct SyntheticFragment {
     if (HasValiditySections(v)) expected.tile_validity_offsets_offsets = lists(validity_offsets, n);
     if (HasTileMetadata(v)) {
       for (uint64_t i = 0; i < n; ++i) {
-        Writer mins, maxs;
+        ByteWriter mins, maxs;
         // attribute 0 (INT32): per-tile min t and max 100 + t.
         if (i == 0) {
           mins.Put<uint64_t>(4 * tile_num).Put<uint64_t>(0);
@@ -295,34 +281,34 @@ struct SyntheticFragment {
             mo += 1 + std::to_string(t).size();
             xo += 2 + std::to_string(t).size();
           }
-          mins.Raw(mv);
-          maxs.Raw(xv);
+          mins.PutString(mv);
+          maxs.PutString(xv);
         } else {
           mins.Put<uint64_t>(0).Put<uint64_t>(0);
           maxs.Put<uint64_t>(0).Put<uint64_t>(0);
         }
-        expected.tile_min_offsets.push_back(add_tile(mins.take()));
-        expected.tile_max_offsets.push_back(add_tile(maxs.take()));
+        expected.tile_min_offsets.push_back(add_tile(mins.Take()));
+        expected.tile_max_offsets.push_back(add_tile(maxs.Take()));
       }
       for (uint64_t i = 0; i < n; ++i) {
-        Writer w;
+        ByteWriter w;
         if (i == 0) {
           w.Put<uint64_t>(tile_num);
           for (uint64_t t = 0; t < tile_num; ++t) w.Put<uint64_t>(1000 + t);
         } else {
           w.Put<uint64_t>(0);
         }
-        expected.tile_sum_offsets.push_back(add_tile(w.take()));
+        expected.tile_sum_offsets.push_back(add_tile(w.Take()));
       }
       for (uint64_t i = 0; i < n; ++i) {
-        Writer w;
+        ByteWriter w;
         w.Put<uint64_t>(tile_num);
         for (uint64_t t = 0; t < tile_num; ++t) w.Put<uint64_t>(i == 1 ? t : 0);
-        expected.tile_null_count_offsets.push_back(add_tile(w.take()));
+        expected.tile_null_count_offsets.push_back(add_tile(w.Take()));
       }
     }
     if (HasFragmentStatistics(v)) {
-      Writer w;
+      ByteWriter w;
       for (uint64_t i = 0; i < n; ++i) {
         if (i == 0) {
           w.Put<uint64_t>(4).Put<int32_t>(0).Put<uint64_t>(4).Put<int32_t>(102);
@@ -331,20 +317,20 @@ struct SyntheticFragment {
           w.Put<uint64_t>(0).Put<uint64_t>(0).Put<uint64_t>(0).Put<uint64_t>(i);
         }
       }
-      expected.fragment_min_max_sum_null_count_offset = add_tile(w.take());
+      expected.fragment_min_max_sum_null_count_offset = add_tile(w.Take());
     }
     if (HasProcessedConditions(v)) {
-      Writer w;
+      ByteWriter w;
       w.Put<uint64_t>(processed_conditions.size());
-      for (const auto& c : processed_conditions) w.Put<uint64_t>(c.size()).Raw(c);
-      expected.processed_conditions_offset = add_tile(w.take());
+      for (const auto& c : processed_conditions) w.Put<uint64_t>(c.size()).PutString(c);
+      expected.processed_conditions_offset = add_tile(w.Take());
     }
 
     // The footer.
     footer_offset = file.size();
-    Writer f;
+    ByteWriter f;
     f.Put<uint32_t>(v);
-    if (HasSchemaName(v)) f.Put<uint64_t>(schema.name.size()).Raw(schema.name);
+    if (HasSchemaName(v)) f.Put<uint64_t>(schema.name.size()).PutString(schema.name);
     f.Put<uint8_t>(dense ? 1 : 0).Put<uint8_t>(0);
     for (size_t d = 0; d < ned.size(); ++d) {
       PutRange(f, ned[d], split && schema.dimensions[d].var());
@@ -355,14 +341,14 @@ struct SyntheticFragment {
     auto head = [](const std::vector<uint64_t>& a, uint64_t k) {
       return std::vector<uint64_t>(a.begin(), a.begin() + k);
     };
-    f.U64s(file_sizes).U64s(head(file_var_sizes, n_var));
-    if (HasValiditySections(v)) f.U64s(file_validity_sizes);
-    f.Put<uint64_t>(expected.rtree_offset).U64s(expected.tile_offsets_offsets);
-    f.U64s(expected.tile_var_offsets_offsets).U64s(expected.tile_var_sizes_offsets);
-    if (HasValiditySections(v)) f.U64s(expected.tile_validity_offsets_offsets);
+    PutU64s(PutU64s(f, file_sizes), head(file_var_sizes, n_var));
+    if (HasValiditySections(v)) PutU64s(f, file_validity_sizes);
+    PutU64s(f.Put<uint64_t>(expected.rtree_offset), expected.tile_offsets_offsets);
+    PutU64s(PutU64s(f, expected.tile_var_offsets_offsets), expected.tile_var_sizes_offsets);
+    if (HasValiditySections(v)) PutU64s(f, expected.tile_validity_offsets_offsets);
     if (HasTileMetadata(v)) {
-      f.U64s(expected.tile_min_offsets).U64s(expected.tile_max_offsets);
-      f.U64s(expected.tile_sum_offsets).U64s(expected.tile_null_count_offsets);
+      PutU64s(PutU64s(f, expected.tile_min_offsets), expected.tile_max_offsets);
+      PutU64s(PutU64s(f, expected.tile_sum_offsets), expected.tile_null_count_offsets);
     }
     if (HasFragmentStatistics(v)) f.Put<uint64_t>(expected.fragment_min_max_sum_null_count_offset);
     if (HasProcessedConditions(v)) f.Put<uint64_t>(expected.processed_conditions_offset);
@@ -370,7 +356,7 @@ struct SyntheticFragment {
       uint32_t count = (unknown_optional_section ? 1 : 0) + (global_order_section ? 1 : 0);
       f.Put<uint32_t>(count);
       if (unknown_optional_section) {
-        f.Put<uint64_t>(77).Put<uint32_t>(5).Raw(std::string("hello"));
+        f.Put<uint64_t>(77).Put<uint32_t>(5).PutString("hello");
       }
       if (global_order_section) {
         const uint64_t dims = schema.dimensions.size();

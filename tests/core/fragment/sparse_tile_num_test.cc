@@ -54,7 +54,7 @@ Footer ReadFooter(const std::string& array) {
   f.bytes.assign(file.begin() + f.offset, file.end());
   auto parsed = ParseFragmentFooter(f.bytes, f.offset, *f.schema, 22);
   EXPECT_TRUE(parsed.ok());
-  Writer pair;
+  ByteWriter pair;
   pair.Put<uint64_t>(parsed->sparse_tile_num).Put<uint64_t>(parsed->last_tile_cell_num);
   auto it = std::search(f.bytes.begin(), f.bytes.end(), pair.bytes().begin(), pair.bytes().end());
   EXPECT_NE(it, f.bytes.end());

@@ -267,7 +267,7 @@ TEST(SyntheticFragment, LegacyVersions1And2) {
       s.attributes.pop_back();
       s.attributes.push_back(Attr("s", Datatype::kStringAscii, true));
       if (dense) s.array_type = ArrayType::kDense;
-      Writer w;
+      ByteWriter w;
       w.Put<uint32_t>(v).Put<uint64_t>(16);
       w.Put<int32_t>(1).Put<int32_t>(20).Put<int32_t>(1).Put<int32_t>(10);
       const uint64_t mbrs = dense ? 0 : 2;
@@ -277,13 +277,13 @@ TEST(SyntheticFragment, LegacyVersions1And2) {
       }
       w.Put<uint64_t>(1).Put<int32_t>(1).Put<int32_t>(1).Put<int32_t>(20).Put<int32_t>(10);
       const uint64_t tiles = dense ? 2 : 2;
-      w.List({0, 10}).List({0, 12}).List(dense ? std::vector<uint64_t>{}
-                                               : std::vector<uint64_t>{0, 20});
-      w.List({}).List({0, 50});   // var offsets of a, s
-      w.List({}).List({60, 70});  // var sizes of a, s
-      w.Put<uint64_t>(3);         // last tile cell num
-      w.U64s({20, 24, dense ? 0u : 40u}).U64s({0, 100});
-      ByteVec payload = w.take();
+      PutList(PutList(w, {0, 10}), {0, 12});
+      PutList(w, dense ? std::vector<uint64_t>{} : std::vector<uint64_t>{0, 20});
+      PutList(PutList(w, {}), {0, 50});   // var offsets of a, s
+      PutList(PutList(w, {}), {60, 70});  // var sizes of a, s
+      w.Put<uint64_t>(3);                 // last tile cell num
+      PutU64s(PutU64s(w, {20, 24, dense ? 0u : 40u}), {0, 100});
+      ByteVec payload = w.Take();
 
       auto storage = std::make_shared<MemoryStorage>();
       const std::string dir = FragmentName(v);
@@ -368,9 +368,9 @@ TEST(SyntheticFragment, OptionalSections) {
 TEST(SyntheticFragment, HostileTileOffsetCountAllocatesNothing) {
   SyntheticFragment sf = Sparse(22);
   // Attribute 0's tile offsets tile claims 2^60 entries.
-  Writer hostile;
+  ByteWriter hostile;
   hostile.Put<uint64_t>(uint64_t{1} << 60).Put<uint64_t>(0);
-  sf.override_tile_offsets0 = hostile.take();
+  sf.override_tile_offsets0 = hostile.Take();
   Loaded l = LoadSynthetic(sf);
   ASSERT_TRUE(l.md.ok()) << l.md.error().ToString();
   const FragmentMetadata& m = **l.md;
@@ -439,9 +439,9 @@ TEST(SyntheticFragment, OneTileFragmentLocatesItsTileWithoutTileOffsets) {
   sf.last_tile_cell_num = 3;
   sf.FillDefaults();
   // A section that is not what TileDB writes ([7]) shows it is not read.
-  Writer odd;
+  ByteWriter odd;
   odd.Put<uint64_t>(1).Put<uint64_t>(7);
-  sf.override_tile_offsets0 = odd.take();
+  sf.override_tile_offsets0 = odd.Take();
   sf.Build();
   auto storage = std::make_shared<MemoryStorage>();
   const std::string dir = "__fragments/" + FragmentName(22);
@@ -498,9 +498,9 @@ TEST(SyntheticFragment, OneTileFragmentLocatesItsTileWithoutTileOffsets) {
 
   // Several tiles: the offsets are read, and the odd one is what locates tile 0.
   SyntheticFragment three = Sparse(22);
-  Writer odd3;
+  ByteWriter odd3;
   odd3.Put<uint64_t>(3).Put<uint64_t>(7).Put<uint64_t>(16).Put<uint64_t>(32);
-  three.override_tile_offsets0 = odd3.take();
+  three.override_tile_offsets0 = odd3.Take();
   Loaded l = LoadSynthetic(three);
   ASSERT_TRUE(l.md.ok()) << l.md.error().ToString();
   auto t0 = (*l.md)->FixedTile(FieldRef::Attribute(0), 0);

@@ -9,12 +9,12 @@
 namespace tiledbfs::core {
 namespace {
 
+using testing::ByteWriter;
 using testing::CorpusArray;
 using testing::CorpusExpected;
 using testing::MakeGenericTile;
 using testing::ReadJson;
 using testing::ToHex;
-using testing::Writer;
 
 constexpr uint64_t kLatest = UINT64_MAX;
 
@@ -141,19 +141,19 @@ TEST(GroupParseTest, EveryTruncationIsRejected) {
   EXPECT_NE(trailing.error().message().find("1 bytes after the last member"), std::string::npos);
 }
 
-Writer& Member(Writer& w, uint32_t version, uint8_t type, const std::string& uri,
-               const std::string* name, bool deleted) {
+ByteWriter& Member(ByteWriter& w, uint32_t version, uint8_t type, const std::string& uri,
+                   const std::string* name, bool deleted) {
   w.Put<uint32_t>(version).Put<uint8_t>(type).Put<uint8_t>(1);
-  w.Put<uint64_t>(uri.size()).Raw(uri);
+  w.Put<uint64_t>(uri.size()).PutString(uri);
   w.Put<uint8_t>(name ? 1 : 0);
-  if (name) w.Put<uint64_t>(name->size()).Raw(*name);
+  if (name) w.Put<uint64_t>(name->size()).PutString(*name);
   if (version >= 2) w.Put<uint8_t>(deleted ? 1 : 0);
   return w;
 }
 
 TEST(GroupParseTest, BadEnumsAndVersions) {
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint32_t>(3).Put<uint64_t>(0);
     auto d = ParseGroupDetails(w.bytes(), 0);
     ASSERT_FALSE(d.ok());
@@ -161,7 +161,7 @@ TEST(GroupParseTest, BadEnumsAndVersions) {
     EXPECT_NE(d.error().message().find("unsupported group version 3"), std::string::npos);
   }
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint32_t>(2).Put<uint64_t>(1);
     Member(w, 2, 9, "x", nullptr, false);
     auto d = ParseGroupDetails(w.bytes(), 0);
@@ -173,7 +173,7 @@ TEST(GroupParseTest, BadEnumsAndVersions) {
         << d.error().message();
   }
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint32_t>(2).Put<uint64_t>(1);
     Member(w, 7, 2, "x", nullptr, false);
     auto d = ParseGroupDetails(w.bytes(), 0);
@@ -182,7 +182,7 @@ TEST(GroupParseTest, BadEnumsAndVersions) {
     EXPECT_NE(d.error().message().find("group member version 7"), std::string::npos);
   }
   {
-    Writer w;  // relative byte 5
+    ByteWriter w;  // relative byte 5
     w.Put<uint32_t>(2).Put<uint64_t>(1).Put<uint32_t>(2).Put<uint8_t>(2).Put<uint8_t>(5);
     w.Put<uint64_t>(0).Put<uint8_t>(0).Put<uint8_t>(0);
     auto d = ParseGroupDetails(w.bytes(), 0);
@@ -194,7 +194,7 @@ TEST(GroupParseTest, BadEnumsAndVersions) {
 
 TEST(GroupParseTest, HostileCountsAndLengthsAllocateNothing) {
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint32_t>(2).Put<uint64_t>(UINT64_MAX);
     Member(w, 2, 2, "x", nullptr, false);
     auto d = ParseGroupDetails(w.bytes(), 0);
@@ -203,9 +203,9 @@ TEST(GroupParseTest, HostileCountsAndLengthsAllocateNothing) {
     EXPECT_NE(d.error().message().find("cannot fit"), std::string::npos);
   }
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint32_t>(2).Put<uint64_t>(1).Put<uint32_t>(2).Put<uint8_t>(2).Put<uint8_t>(1);
-    w.Put<uint64_t>(UINT64_MAX - 3).Raw("abcdefghijklmnop");
+    w.Put<uint64_t>(UINT64_MAX - 3).PutString("abcdefghijklmnop");
     auto d = ParseGroupDetails(w.bytes(), 0);
     ASSERT_FALSE(d.ok());
     EXPECT_EQ(d.error().code(), ErrorCode::kCorrupt);
@@ -214,7 +214,7 @@ TEST(GroupParseTest, HostileCountsAndLengthsAllocateNothing) {
 }
 
 TEST(GroupParseTest, UnnamedMemberIsNamedAfterItsUri) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint32_t>(1).Put<uint64_t>(1);
   Member(w, 1, 1, "s3://bucket/groups/g1/", nullptr, false);
   auto d = ParseGroupDetails(w.bytes(), 0);
@@ -239,14 +239,14 @@ TEST(GroupLoadTest, VersionTwoFilesAddAndDelete) {
   s.Put(kGroupMarkerFile, {});
   const std::string a = "a", b = "b";
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint32_t>(2).Put<uint64_t>(2);
     Member(w, 2, 2, "arr_a", &a, false);
     Member(w, 2, 1, "grp_b", &b, false);
     s.Put(Details(10, kU1, "_2"), MakeGenericTile(w.bytes()));
   }
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint32_t>(2).Put<uint64_t>(1);
     Member(w, 2, 2, "arr_a", &a, true);
     s.Put(Details(20, kU2, "_2"), MakeGenericTile(w.bytes()));
@@ -269,13 +269,13 @@ TEST(GroupLoadTest, LatestVersionOneFileAloneIsTheGroup) {
   MemoryStorage s;
   const std::string a = "a", c = "c";
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint32_t>(1).Put<uint64_t>(1);
     Member(w, 1, 2, "arr_a", &a, false);
     s.Put(Details(10, kU1, ""), MakeGenericTile(w.bytes()));
   }
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint32_t>(1).Put<uint64_t>(1);
     Member(w, 1, 2, "arr_c", &c, false);
     s.Put(Details(20, kU2, "_1"), MakeGenericTile(w.bytes()));
@@ -290,11 +290,11 @@ TEST(GroupLoadTest, LatestVersionOneFileAloneIsTheGroup) {
 TEST(GroupLoadTest, VersionOneFileAmongVersionTwoIsCorrupt) {
   MemoryStorage s;
   const std::string a = "a";
-  Writer w1;
+  ByteWriter w1;
   w1.Put<uint32_t>(1).Put<uint64_t>(1);
   Member(w1, 1, 2, "arr_a", &a, false);
   s.Put(Details(10, kU1, "_2"), MakeGenericTile(w1.bytes()));
-  Writer w2;
+  ByteWriter w2;
   w2.Put<uint32_t>(2).Put<uint64_t>(0);
   s.Put(Details(20, kU3, "_2"), MakeGenericTile(w2.bytes()));
   auto m = LoadGroupMembers(s, kLatest, nullptr);

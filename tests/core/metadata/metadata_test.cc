@@ -10,26 +10,26 @@
 namespace tiledbfs::core {
 namespace {
 
+using testing::ByteWriter;
 using testing::CorpusArray;
 using testing::CorpusExpected;
 using testing::MakeGenericTile;
 using testing::ReadJson;
 using testing::ToHex;
-using testing::Writer;
 
 constexpr uint64_t kLatest = UINT64_MAX;
 
 // key "k" INT32 x2 = {1, 2}; key "gone" deleted; key "z" with no value.
 ByteVec ThreeEntries(std::vector<uint64_t>* boundaries = nullptr) {
-  Writer w;
-  w.Put<uint32_t>(1).Raw("k").Put<uint8_t>(0).Put<uint8_t>(0).Put<uint32_t>(2);
+  ByteWriter w;
+  w.Put<uint32_t>(1).PutString("k").Put<uint8_t>(0).Put<uint8_t>(0).Put<uint32_t>(2);
   w.Put<int32_t>(1).Put<int32_t>(2);
   if (boundaries) boundaries->push_back(w.bytes().size());
-  w.Put<uint32_t>(4).Raw("gone").Put<uint8_t>(1);
+  w.Put<uint32_t>(4).PutString("gone").Put<uint8_t>(1);
   if (boundaries) boundaries->push_back(w.bytes().size());
-  w.Put<uint32_t>(1).Raw("z").Put<uint8_t>(0).Put<uint8_t>(11).Put<uint32_t>(0);
+  w.Put<uint32_t>(1).PutString("z").Put<uint8_t>(0).Put<uint8_t>(11).Put<uint32_t>(0);
   if (boundaries) boundaries->push_back(w.bytes().size());
-  return w.take();
+  return w.Take();
 }
 
 void ExpectMatchesJson(const std::map<std::string, MetadataValue>& got,
@@ -86,8 +86,9 @@ TEST(MetadataParseTest, EveryTruncationIsRejectedOrEndsAtAnEntry) {
 }
 
 TEST(MetadataParseTest, UnknownValueTypeIsUnsupported) {
-  Writer w;
-  w.Put<uint32_t>(1).Raw("k").Put<uint8_t>(0).Put<uint8_t>(200).Put<uint32_t>(1).Put<uint8_t>(0);
+  ByteWriter w;
+  w.Put<uint32_t>(1).PutString("k").Put<uint8_t>(0).Put<uint8_t>(200).Put<uint32_t>(1).Put<uint8_t>(
+      0);
   auto entries = ParseMetadataFile(w.bytes(), 10);
   ASSERT_FALSE(entries.ok());
   EXPECT_EQ(entries.error().code(), ErrorCode::kUnsupported);
@@ -97,8 +98,8 @@ TEST(MetadataParseTest, UnknownValueTypeIsUnsupported) {
 }
 
 TEST(MetadataParseTest, BadDeletionByteIsCorrupt) {
-  Writer w;
-  w.Put<uint32_t>(1).Raw("k").Put<uint8_t>(7);
+  ByteWriter w;
+  w.Put<uint32_t>(1).PutString("k").Put<uint8_t>(7);
   auto entries = ParseMetadataFile(w.bytes(), 0);
   ASSERT_FALSE(entries.ok());
   EXPECT_EQ(entries.error().code(), ErrorCode::kCorrupt);
@@ -107,8 +108,8 @@ TEST(MetadataParseTest, BadDeletionByteIsCorrupt) {
 
 TEST(MetadataParseTest, HostileLengthsAllocateNothing) {
   {
-    Writer w;
-    w.Put<uint32_t>(0xFFFFFFFFu).Raw("abc");
+    ByteWriter w;
+    w.Put<uint32_t>(0xFFFFFFFFu).PutString("abc");
     auto entries = ParseMetadataFile(w.bytes(), 0);
     ASSERT_FALSE(entries.ok());
     EXPECT_EQ(entries.error().code(), ErrorCode::kCorrupt);
@@ -118,8 +119,8 @@ TEST(MetadataParseTest, HostileLengthsAllocateNothing) {
   }
   {
     // 2^32-1 UINT64 values: 32 GiB claimed, 8 bytes present.
-    Writer w;
-    w.Put<uint32_t>(1).Raw("k").Put<uint8_t>(0).Put<uint8_t>(10).Put<uint32_t>(0xFFFFFFFFu);
+    ByteWriter w;
+    w.Put<uint32_t>(1).PutString("k").Put<uint8_t>(0).Put<uint8_t>(10).Put<uint32_t>(0xFFFFFFFFu);
     w.Put<uint64_t>(0);
     auto entries = ParseMetadataFile(w.bytes(), 0);
     ASSERT_FALSE(entries.ok());
@@ -134,9 +135,10 @@ TEST(MetadataParseTest, LaterFilesReplaceAndDelete) {
   std::map<std::string, MetadataValue> map;
   ApplyMetadataEntries(*ParseMetadataFile(ThreeEntries(), 0), &map);
   EXPECT_EQ(map.size(), 2u);  // k, z
-  Writer w;
-  w.Put<uint32_t>(1).Raw("k").Put<uint8_t>(1);
-  w.Put<uint32_t>(1).Raw("z").Put<uint8_t>(0).Put<uint8_t>(6).Put<uint32_t>(1).Put<uint8_t>(9);
+  ByteWriter w;
+  w.Put<uint32_t>(1).PutString("k").Put<uint8_t>(1);
+  w.Put<uint32_t>(1).PutString("z").Put<uint8_t>(0).Put<uint8_t>(6).Put<uint32_t>(1).Put<uint8_t>(
+      9);
   ApplyMetadataEntries(*ParseMetadataFile(w.bytes(), 0), &map);
   ASSERT_EQ(map.size(), 1u);
   EXPECT_EQ(map["z"].type, Datatype::kUInt8);
@@ -253,15 +255,15 @@ TEST(MetadataCorpusTest, MissingFolderIsNoMetadata) {
 // ---- selection: vacuum files, .tmp files, ordering ----
 
 ByteVec PutInt(const std::string& key, int32_t v) {
-  Writer w;
-  w.Put<uint32_t>(static_cast<uint32_t>(key.size())).Raw(key).Put<uint8_t>(0).Put<uint8_t>(0);
+  ByteWriter w;
+  w.Put<uint32_t>(static_cast<uint32_t>(key.size())).PutString(key).Put<uint8_t>(0).Put<uint8_t>(0);
   w.Put<uint32_t>(1).Put<int32_t>(v);
   return MakeGenericTile(w.bytes());
 }
 
 ByteVec Delete(const std::string& key) {
-  Writer w;
-  w.Put<uint32_t>(static_cast<uint32_t>(key.size())).Raw(key).Put<uint8_t>(1);
+  ByteWriter w;
+  w.Put<uint32_t>(static_cast<uint32_t>(key.size())).PutString(key).Put<uint8_t>(1);
   return MakeGenericTile(w.bytes());
 }
 
@@ -372,8 +374,8 @@ TEST(MetadataSelectTest, BadNameIsCorruptAndNamesTheFile) {
 
 TEST(MetadataSelectTest, CorruptPayloadNamesTheFile) {
   MemoryStorage s;
-  Writer w;
-  w.Put<uint32_t>(50).Raw("short");
+  ByteWriter w;
+  w.Put<uint32_t>(50).PutString("short");
   s.Put(Meta(5, 5, kU1), MakeGenericTile(w.bytes()));
   auto md = LoadMetadata(s, "__meta", kLatest, nullptr);
   ASSERT_FALSE(md.ok());

@@ -14,10 +14,10 @@
 namespace tiledbfs::core {
 namespace {
 
+using testing::ByteWriter;
 using testing::CorpusArray;
 using testing::CorpusExpected;
 using testing::MakeGenericTile;
-using testing::Writer;
 
 template <class T>
 ByteVec V(T x) {
@@ -69,7 +69,7 @@ ConditionNode Or(std::vector<ConditionNode> c) {
 }
 
 // Serializes a tree the way TileDB does.
-void Serialize(const ConditionNode& n, Writer* w) {
+void Serialize(const ConditionNode& n, ByteWriter* w) {
   if (n.is_expression) {
     w->Put<uint8_t>(0).Put<uint8_t>(static_cast<uint8_t>(n.combination));
     w->Put<uint64_t>(n.children.size());
@@ -77,8 +77,8 @@ void Serialize(const ConditionNode& n, Writer* w) {
     return;
   }
   w->Put<uint8_t>(1).Put<uint8_t>(static_cast<uint8_t>(n.op));
-  w->Put<uint32_t>(static_cast<uint32_t>(n.field.size())).Raw(n.field);
-  w->Put<uint64_t>(n.value.size()).Raw(Bytes(n.value));
+  w->Put<uint32_t>(static_cast<uint32_t>(n.field.size())).PutString(n.field);
+  w->Put<uint64_t>(n.value.size()).PutBytes(Bytes(n.value));
   if (n.op == ConditionOp::kIn || n.op == ConditionOp::kNotIn) {
     w->Put<uint64_t>(n.offsets.size() * 8);
     for (uint64_t o : n.offsets) w->Put<uint64_t>(o);
@@ -182,7 +182,7 @@ TEST(ConditionParseTest, RoundTripsATreeWithSets) {
   ConditionNode tree = Or(
       {And({Val("a", ConditionOp::kLt, V<int32_t>(5)), Val("f", ConditionOp::kGe, V<double>(1.5))}),
        *in});
-  Writer w;
+  ByteWriter w;
   Serialize(tree, &w);
   auto parsed = ParseCondition(w.bytes(), 0);
   ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
@@ -204,7 +204,7 @@ TEST(ConditionParseTest, RoundTripsATreeWithSets) {
 
 TEST(ConditionParseTest, BadNodeTypeIsCorruptBadOpsAreUnsupported) {
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint8_t>(2);
     auto p = ParseCondition(w.bytes(), 7);
     ASSERT_FALSE(p.ok());
@@ -212,8 +212,8 @@ TEST(ConditionParseTest, BadNodeTypeIsCorruptBadOpsAreUnsupported) {
     EXPECT_NE(p.error().message().find("offset 7: condition node.node type"), std::string::npos);
   }
   {
-    Writer w;
-    w.Put<uint8_t>(1).Put<uint8_t>(9).Put<uint32_t>(1).Raw("a").Put<uint64_t>(0);
+    ByteWriter w;
+    w.Put<uint8_t>(1).Put<uint8_t>(9).Put<uint32_t>(1).PutString("a").Put<uint64_t>(0);
     auto p = ParseCondition(w.bytes(), 0);
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.error().code(), ErrorCode::kUnsupported);
@@ -222,7 +222,7 @@ TEST(ConditionParseTest, BadNodeTypeIsCorruptBadOpsAreUnsupported) {
         << p.error().message();
   }
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint8_t>(0).Put<uint8_t>(3).Put<uint64_t>(0);
     auto p = ParseCondition(w.bytes(), 0);
     ASSERT_FALSE(p.ok());
@@ -233,7 +233,7 @@ TEST(ConditionParseTest, BadNodeTypeIsCorruptBadOpsAreUnsupported) {
 
 TEST(ConditionParseTest, HostileCountsLengthsAndDepthAllocateNothing) {
   {
-    Writer w;
+    ByteWriter w;
     w.Put<uint8_t>(0).Put<uint8_t>(0).Put<uint64_t>(UINT64_MAX);
     auto p = ParseCondition(w.bytes(), 0);
     ASSERT_FALSE(p.ok());
@@ -241,15 +241,16 @@ TEST(ConditionParseTest, HostileCountsLengthsAndDepthAllocateNothing) {
     EXPECT_NE(p.error().message().find("cannot fit"), std::string::npos);
   }
   {
-    Writer w;
-    w.Put<uint8_t>(1).Put<uint8_t>(4).Put<uint32_t>(1).Raw("a").Put<uint64_t>(UINT64_MAX);
+    ByteWriter w;
+    w.Put<uint8_t>(1).Put<uint8_t>(4).Put<uint32_t>(1).PutString("a").Put<uint64_t>(UINT64_MAX);
     auto p = ParseCondition(w.bytes(), 0);
     ASSERT_FALSE(p.ok());
     EXPECT_NE(p.error().message().find("condition node.value: need"), std::string::npos);
   }
   {
-    Writer w;  // IN with an offsets length that is not a multiple of 8
-    w.Put<uint8_t>(1).Put<uint8_t>(6).Put<uint32_t>(1).Raw("a").Put<uint64_t>(1).Raw("x");
+    ByteWriter w;  // IN with an offsets length that is not a multiple of 8
+    w.Put<uint8_t>(1).Put<uint8_t>(6).Put<uint32_t>(1).PutString("a").Put<uint64_t>(1).PutString(
+        "x");
     w.Put<uint64_t>(12);
     auto p = ParseCondition(w.bytes(), 0);
     ASSERT_FALSE(p.ok());
@@ -257,15 +258,16 @@ TEST(ConditionParseTest, HostileCountsLengthsAndDepthAllocateNothing) {
     EXPECT_NE(p.error().message().find("not a multiple of 8"), std::string::npos);
   }
   {
-    Writer w;  // IN with an offset past the members
-    w.Put<uint8_t>(1).Put<uint8_t>(6).Put<uint32_t>(1).Raw("a").Put<uint64_t>(1).Raw("x");
+    ByteWriter w;  // IN with an offset past the members
+    w.Put<uint8_t>(1).Put<uint8_t>(6).Put<uint32_t>(1).PutString("a").Put<uint64_t>(1).PutString(
+        "x");
     w.Put<uint64_t>(8).Put<uint64_t>(5);
     auto p = ParseCondition(w.bytes(), 0);
     ASSERT_FALSE(p.ok());
     EXPECT_NE(p.error().message().find("past the 1 value bytes"), std::string::npos);
   }
   {
-    Writer w;  // 100000 nested expression nodes: refused, not a stack overflow
+    ByteWriter w;  // 100000 nested expression nodes: refused, not a stack overflow
     for (int i = 0; i < 100000; ++i) w.Put<uint8_t>(0).Put<uint8_t>(0).Put<uint64_t>(1);
     auto p = ParseCondition(w.bytes(), 0);
     ASSERT_FALSE(p.ok());
@@ -280,11 +282,11 @@ TEST(ConditionParseTest, HostileCountsLengthsAndDepthAllocateNothing) {
 }
 
 TEST(ConditionParseTest, UpdateCommit) {
-  Writer w;
+  ByteWriter w;
   Serialize(Val("a", ConditionOp::kGe, V<int32_t>(5)), &w);  // stored: negation of a < 5
   w.Put<uint64_t>(2);
-  w.Put<uint64_t>(1).Raw("a").Put<uint64_t>(4).Put<int32_t>(0);
-  w.Put<uint64_t>(1).Raw("b").Put<uint64_t>(3).Raw("new");
+  w.Put<uint64_t>(1).PutString("a").Put<uint64_t>(4).Put<int32_t>(0);
+  w.Put<uint64_t>(1).PutString("b").Put<uint64_t>(3).PutString("new");
   auto u = ParseUpdateCommit(w.bytes(), 0);
   ASSERT_TRUE(u.ok()) << u.error().ToString();
   ASSERT_EQ(u->values.size(), 2u);
@@ -295,7 +297,7 @@ TEST(ConditionParseTest, UpdateCommit) {
     ASSERT_FALSE(p.ok()) << n;
     EXPECT_EQ(p.error().code(), ErrorCode::kCorrupt);
   }
-  Writer hostile;
+  ByteWriter hostile;
   Serialize(Val("a", ConditionOp::kGe, V<int32_t>(5)), &hostile);
   hostile.Put<uint64_t>(UINT64_MAX);
   auto h = ParseUpdateCommit(hostile.bytes(), 0);

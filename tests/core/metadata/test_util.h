@@ -12,6 +12,7 @@
 
 #include "core/filters/filter_pipeline.h"
 #include "core/util/bytes.h"
+#include "core/write/byte_writer.h"
 
 namespace tiledbfs::core::testing {
 
@@ -50,40 +51,18 @@ inline EncryptionKey KeyFromHexFile(const std::string& path) {
 }
 
 // Appends little-endian values to a byte vector.
-class Writer {
- public:
-  template <class T>
-  Writer& Put(T v) {
-    uint8_t b[sizeof(T)];
-    std::memcpy(b, &v, sizeof(T));
-    bytes_.insert(bytes_.end(), b, b + sizeof(T));
-    return *this;
-  }
-  Writer& Raw(std::string_view s) {
-    bytes_.insert(bytes_.end(), s.begin(), s.end());
-    return *this;
-  }
-  Writer& Raw(Bytes b) {
-    bytes_.insert(bytes_.end(), b.begin(), b.end());
-    return *this;
-  }
-  const ByteVec& bytes() const { return bytes_; }
-  ByteVec take() { return std::move(bytes_); }
-
- private:
-  ByteVec bytes_;
-};
+using core::ByteWriter;
 
 // An unencrypted generic tile (format version 22) with an empty filter
 // pipeline holding `payload` in one chunk.
 inline ByteVec MakeGenericTile(Bytes payload) {
-  Writer tile;
+  ByteWriter tile;
   tile.Put<uint64_t>(1)  // one chunk
       .Put<uint32_t>(static_cast<uint32_t>(payload.size()))
       .Put<uint32_t>(static_cast<uint32_t>(payload.size()))
       .Put<uint32_t>(0)
-      .Raw(payload);
-  Writer out;
+      .PutBytes(payload);
+  ByteWriter out;
   out.Put<uint32_t>(22)
       .Put<uint64_t>(tile.bytes().size())
       .Put<uint64_t>(payload.size())
@@ -93,8 +72,8 @@ inline ByteVec MakeGenericTile(Bytes payload) {
       .Put<uint32_t>(8)  // pipeline size
       .Put<uint32_t>(65536)
       .Put<uint32_t>(0)  // no filters
-      .Raw(tile.bytes());
-  return out.take();
+      .PutBytes(tile.bytes());
+  return out.Take();
 }
 
 }  // namespace tiledbfs::core::testing

@@ -323,8 +323,8 @@ TEST(ArraySchemaParse, CurrentDomainOnStringDimension) {
   EXPECT_EQ(As<int64_t>(r->current_domain.ranges[1].hi), 3);
 
   // A lower-bound size past the range size is corrupt.
-  testing::Writer w;
-  w.Put<uint64_t>(3).Put<uint64_t>(4).Raw(std::string("abc"));
+  testing::ByteWriter w;
+  w.Put<uint64_t>(3).Put<uint64_t>(4).PutString("abc");
   spec.cd_ranges[0] = w.bytes();
   ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "range_start_size");
 

@@ -98,7 +98,7 @@ const Loaded* SchemaAt(const std::vector<Loaded>& all, uint64_t t) {
 }
 
 // TileDB's dump takes text fill values that are not UTF-8 as Latin-1 (the
-// CHAR fill 0x80 as "\u0080"); ours writes \xHH (NAMESPACE.md "Values"). The
+// CHAR fill 0x80 as "\u0080"); ours writes \xHH (docs/namespace.md "Values"). The
 // bytes are in fill_value_hex: the fill value by our rule.
 Json ByOurTextRule(Json schema) {
   for (Json& a : schema["attrs"]) {

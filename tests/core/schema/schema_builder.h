@@ -9,40 +9,19 @@
 #include <vector>
 
 #include "core/util/bytes.h"
+#include "core/write/byte_writer.h"
 
 namespace tiledbfs::core::testing {
 
-class Writer {
- public:
-  template <class T>
-  Writer& Put(T v) {
-    size_t at = out_.size();
-    out_.resize(at + sizeof(T), 0);
-    std::memcpy(out_.data() + at, &v, sizeof(T));
-    return *this;
-  }
-  Writer& Raw(const ByteVec& b) {
-    out_.insert(out_.end(), b.begin(), b.end());
-    return *this;
-  }
-  Writer& Raw(const std::string& s) {
-    out_.insert(out_.end(), s.begin(), s.end());
-    return *this;
-  }
-  Writer& Str32(const std::string& s) { return Put<uint32_t>(s.size()).Raw(s); }
-  Writer& Str64(const std::string& s) { return Put<uint64_t>(s.size()).Raw(s); }
-  // An empty pipeline, or one ZSTD filter at `level`.
-  Writer& Pipeline(bool zstd = false, int32_t level = -1, uint32_t chunk = 65536) {
-    Put<uint32_t>(chunk).Put<uint32_t>(zstd ? 1 : 0);
-    if (zstd) Put<uint8_t>(2).Put<uint32_t>(5).Put<uint8_t>(2).Put<int32_t>(level);
-    return *this;
-  }
-  size_t size() const { return out_.size(); }
-  ByteVec& bytes() { return out_; }
+using core::ByteWriter;
 
- private:
-  ByteVec out_;
-};
+// An empty pipeline, or one ZSTD filter at `level`.
+inline ByteWriter& PutPipeline(ByteWriter& w, bool zstd = false, int32_t level = -1,
+                               uint32_t chunk = 65536) {
+  w.Put<uint32_t>(chunk).Put<uint32_t>(zstd ? 1 : 0);
+  if (zstd) w.Put<uint8_t>(2).Put<uint32_t>(5).Put<uint8_t>(2).Put<int32_t>(level);
+  return w;
+}
 
 template <class T>
 ByteVec Le(std::initializer_list<T> values) {
@@ -105,51 +84,55 @@ struct SchemaSpec {
 };
 
 inline ByteVec BuildSchema(const SchemaSpec& s) {
-  Writer w;
+  ByteWriter w;
   const uint32_t v = s.version;
   w.Put<uint32_t>(v);
   if (v >= 5) w.Put<uint8_t>(s.allows_dups);
   w.Put<uint8_t>(s.array_type).Put<uint8_t>(s.tile_order).Put<uint8_t>(s.cell_order);
   w.Put<uint64_t>(s.capacity);
-  w.Pipeline(true).Pipeline(true);
-  if (v >= 7) w.Pipeline();
+  PutPipeline(PutPipeline(w, true), true);
+  if (v >= 7) PutPipeline(w);
   if (v < 5) w.Put<uint8_t>(s.legacy_type);
   w.Put<uint32_t>(s.dims.size());
   for (const DimSpec& d : s.dims) {
-    w.Str32(d.name);
+    w.PutName32(d.name);
     if (v >= 5) {
-      w.Put<uint8_t>(d.type).Put<uint32_t>(d.cell_val_num).Pipeline(d.zstd);
+      PutPipeline(w.Put<uint8_t>(d.type).Put<uint32_t>(d.cell_val_num), d.zstd);
       w.Put<uint64_t>(d.domain.size());
     }
-    w.Raw(d.domain);
+    w.PutBytes(d.domain);
     w.Put<uint8_t>(d.extent ? 0 : 1);
-    if (d.extent) w.Raw(*d.extent);
+    if (d.extent) w.PutBytes(*d.extent);
   }
   w.Put<uint32_t>(s.attrs.size());
   for (const AttrSpec& a : s.attrs) {
-    w.Str32(a.name).Put<uint8_t>(a.type).Put<uint32_t>(a.cell_val_num).Pipeline(a.zstd);
-    if (v >= 6) w.Put<uint64_t>(a.fill.size()).Raw(a.fill);
+    PutPipeline(w.PutName32(a.name).Put<uint8_t>(a.type).Put<uint32_t>(a.cell_val_num), a.zstd);
+    if (v >= 6) w.Put<uint64_t>(a.fill.size()).PutBytes(a.fill);
     if (v >= 7) w.Put<uint8_t>(a.nullable).Put<uint8_t>(a.fill_validity);
     if (v >= 17) w.Put<uint8_t>(a.order);
-    if (v >= 20) w.Str32(a.enumeration);
+    if (v >= 20) w.PutName32(a.enumeration);
   }
   if (v >= 18) {
     w.Put<uint32_t>(s.labels.size());
     for (const LabelSpec& l : s.labels) {
-      w.Put<uint32_t>(l.dim).Str32(l.name).Put<uint8_t>(l.relative).Str64(l.uri).Str32(l.attr);
+      w.Put<uint32_t>(l.dim)
+          .PutName32(l.name)
+          .Put<uint8_t>(l.relative)
+          .PutName64(l.uri)
+          .PutName32(l.attr);
       w.Put<uint8_t>(l.order).Put<uint8_t>(l.type).Put<uint32_t>(l.cell_val_num);
       w.Put<uint8_t>(l.external);
     }
   }
   if (v >= 20) {
     w.Put<uint32_t>(s.enums.size());
-    for (const auto& [name, file] : s.enums) w.Str32(name).Str32(file);
+    for (const auto& [name, file] : s.enums) w.PutName32(name).PutName32(file);
   }
   if (v >= 22) {
     w.Put<uint32_t>(s.cd_version).Put<uint8_t>(s.cd_empty);
     if (!s.cd_empty) {
       w.Put<uint8_t>(0);
-      for (const ByteVec& r : s.cd_ranges) w.Raw(r);
+      for (const ByteVec& r : s.cd_ranges) w.PutBytes(r);
     }
   }
   return w.bytes();
@@ -157,8 +140,8 @@ inline ByteVec BuildSchema(const SchemaSpec& s) {
 
 // A var-sized 1D range: total size, size of the lower bound, both bounds.
 inline ByteVec VarRange(const std::string& lo, const std::string& hi) {
-  Writer w;
-  w.Put<uint64_t>(lo.size() + hi.size()).Put<uint64_t>(lo.size()).Raw(lo).Raw(hi);
+  ByteWriter w;
+  w.Put<uint64_t>(lo.size() + hi.size()).Put<uint64_t>(lo.size()).PutString(lo).PutString(hi);
   return w.bytes();
 }
 
@@ -174,13 +157,13 @@ struct EnumSpec {
 };
 
 inline ByteVec BuildEnumeration(const EnumSpec& e) {
-  Writer w;
-  w.Put<uint32_t>(e.version).Str32(e.name).Str32(e.path).Put<uint8_t>(e.type);
+  ByteWriter w;
+  w.Put<uint32_t>(e.version).PutName32(e.name).PutName32(e.path).Put<uint8_t>(e.type);
   w.Put<uint32_t>(e.cell_val_num).Put<uint8_t>(e.ordered);
-  w.Put<uint64_t>(e.data.size()).Raw(e.data);
+  w.Put<uint64_t>(e.data.size()).PutBytes(e.data);
   if (e.cell_val_num == 0xFFFFFFFFu) {
     ByteVec offsets = e.offsets.value_or(ByteVec{});
-    w.Put<uint64_t>(offsets.size()).Raw(offsets);
+    w.Put<uint64_t>(offsets.size()).PutBytes(offsets);
   }
   return w.bytes();
 }

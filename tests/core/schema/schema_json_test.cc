@@ -83,7 +83,7 @@ TEST(SchemaJson, ValuesOfEveryKind) {
   EXPECT_EQ(a[0]["fill_value"], "nan");
   EXPECT_EQ(a[0]["fill_value_hex"], "0000c07f");
   EXPECT_EQ(a[1]["fill_value"], Json::array({"-inf", "inf"}));
-  EXPECT_EQ(a[2]["fill_value"], "\\x80a");  // not UTF-8: \xHH (NAMESPACE.md "Values")
+  EXPECT_EQ(a[2]["fill_value"], "\\x80a");  // not UTF-8: \xHH (docs/namespace.md "Values")
   EXPECT_EQ(a[3]["fill_value"], "hi");
   EXPECT_EQ(a[4]["fill_value"], "dead");
   EXPECT_EQ(a[5]["fill_value"], Json::array({-3}));

@@ -1,5 +1,5 @@
 // Values as the bytes of a field the writer takes (hosts are little-endian,
-// STYLE.md).
+// docs/style.md).
 #pragma once
 
 #include <vector>

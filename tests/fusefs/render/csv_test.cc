@@ -79,10 +79,8 @@ TEST(CsvTest, RowsWithHeaderNullsAndEmptyStrings) {
   out.clear();
   table->AppendRows(out, 1, 2);
   EXPECT_EQ(out, "-2,\n");
-  auto layout = ComputeCsvLayout(*table, 2);
-  EXPECT_EQ(layout.header_size, 11u);
-  EXPECT_EQ(layout.total_size, 33u);
-  EXPECT_EQ(layout.checkpoints, (std::vector<uint64_t>{11, 20, 33}));
+  EXPECT_EQ(table->MeasureRows(0, 2), 9u);
+  EXPECT_EQ(table->MeasureRows(2, 3), 13u);
 }
 
 TEST(CsvTest, TxtHasNoHeader) {
@@ -93,20 +91,22 @@ TEST(CsvTest, TxtHasNoHeader) {
   table->AppendHeader(out);
   table->AppendRows(out, 0, 3);
   EXPECT_EQ(out, "a\n\n\"\"\n");
-  EXPECT_EQ(ComputeCsvLayout(*table).total_size, out.size());
+  EXPECT_EQ(table->MeasureRows(0, 3), out.size());
 }
 
 TEST(CsvTest, EmptyTableIsTheHeader) {
   Column x = Ints("x", {});
   auto table = CsvTable::Make({{&x, nullptr}}, true);
   ASSERT_TRUE(table.ok());
-  auto layout = ComputeCsvLayout(*table);
-  EXPECT_EQ(layout.total_size, 2u);
   std::string out;
-  ReadCsvRange(*table, layout, 0, 100, out);
+  table->AppendHeader(out);
+  table->AppendRows(out, 0, 100);
   EXPECT_EQ(out, "x\n");
+  EXPECT_EQ(table->MeasureRows(0, 0), 0u);
   auto no_header = CsvTable::Make({{&x, nullptr}}, false);
-  EXPECT_EQ(ComputeCsvLayout(*no_header).total_size, 0u);
+  out.clear();
+  no_header->AppendHeader(out);
+  EXPECT_EQ(out, "");
 }
 
 TEST(CsvTest, MakeRejectsBadColumns) {
@@ -126,24 +126,25 @@ TEST(CsvTest, MakeRejectsBadColumns) {
   EXPECT_NE(r.error().message().find("column 'bad'"), std::string::npos);
 }
 
-// Every range of the file read through the layout equals the same range of
-// a full render, for several checkpoint spacings.
-void ExpectEveryRangeMatches(const CsvTable& table, uint64_t offset_step = 1,
+// Rendered in blocks of rows, for several block sizes, the file is the
+// full render, and each block's measured size is its text's.
+void ExpectEveryBlockMatches(const CsvTable& table,
                              std::vector<uint64_t> spacings = {1, 2, 3, 7, 1024}) {
   std::string full;
   table.AppendHeader(full);
   table.AppendRows(full, 0, table.row_count());
-  for (uint64_t rpc : spacings) {
-    auto layout = ComputeCsvLayout(table, rpc);
-    ASSERT_EQ(layout.total_size, full.size()) << rpc;
-    for (uint64_t off = 0; off <= full.size() + 1; off += offset_step) {
-      for (uint64_t size : {uint64_t{1}, uint64_t{2}, uint64_t{5}, uint64_t{17}, uint64_t{4096}}) {
-        std::string got;
-        ReadCsvRange(table, layout, off, size, got);
-        std::string want = off < full.size() ? full.substr(off, size) : "";
-        ASSERT_EQ(got, want) << "rows/checkpoint " << rpc << " offset " << off << " size " << size;
-      }
+  const uint64_t n = table.row_count();
+  for (uint64_t rows : spacings) {
+    std::string got;
+    table.AppendHeader(got);
+    for (uint64_t first = 0; first < n; first += rows) {
+      const uint64_t last = first + std::min(rows, n - first);
+      const size_t at = got.size();
+      table.AppendRows(got, first, last);
+      ASSERT_EQ(table.MeasureRows(first, last), got.size() - at)
+          << "rows " << first << ".." << last;
     }
+    ASSERT_EQ(got, full) << "blocks of " << rows << " rows";
   }
 }
 
@@ -152,9 +153,9 @@ TEST(CsvTest, StreamingRangesEqualTheFullRender) {
   Column s = Strings("s", {"a", std::nullopt, "", "x,y", "line\nbreak", "q\"", "z"});
   auto table = CsvTable::Make({{&x, nullptr}, {&s, nullptr}}, true);
   ASSERT_TRUE(table.ok());
-  ExpectEveryRangeMatches(*table);
+  ExpectEveryBlockMatches(*table);
   auto txt = CsvTable::Make({{&s, nullptr}}, false);
-  ExpectEveryRangeMatches(*txt);
+  ExpectEveryBlockMatches(*txt);
 }
 
 // A text column is scanned for the bytes that quote (, " CR LF) or trim
@@ -204,7 +205,7 @@ std::string Escaped(std::string_view text) {
   return out;
 }
 
-// Bytes that are not part of valid UTF-8 are written \xHH (NAMESPACE.md
+// Bytes that are not part of valid UTF-8 are written \xHH (docs/namespace.md
 // "Values") on every path: plain var text, text to quote, fixed CHAR cells
 // (the fill byte 0x80), a header name, an enumeration label; the measured
 // size is the written one, and a sequence split between two cells is two
@@ -238,7 +239,7 @@ TEST(CsvTest, BytesNotUtf8AreWrittenAsHexEscapes) {
             "\\xf0\\x9f\\x98,AB\n");
   EXPECT_TRUE(core::ValidUtf8(got));
   EXPECT_EQ(table->MeasureRows(0, 8) + got.find('\n') + 1, got.size());
-  ExpectEveryRangeMatches(*table);
+  ExpectEveryBlockMatches(*table);
   // The same cells without the ones to quote: the plain path.
   Column plain = Strings("p", {"caf\xe9", "\xC3", "\xA9", "\xF0\x9F\x98\x80", "\xE9t\xE9"});
   plain.nullable = false;
@@ -444,9 +445,10 @@ std::unique_ptr<CorpusTable> LoadTable(const std::string& dir) {
 
 std::string RenderAll(const CsvTable& table) {
   std::string out;
-  auto layout = ComputeCsvLayout(table, 3);
-  ReadCsvRange(table, layout, 0, layout.total_size, out);
-  EXPECT_EQ(out.size(), layout.total_size);
+  table.AppendHeader(out);
+  const size_t header = out.size();
+  table.AppendRows(out, 0, table.row_count());
+  EXPECT_EQ(out.size() - header, table.MeasureRows(0, table.row_count()));
   return out;
 }
 
@@ -520,7 +522,7 @@ TEST(CsvTest, CorpusTypesDataCsvMatchesIndependentRendering) {
   auto want = testing::ReadWholeFile(testing::RenderTestData() + "/types_latest.csv");
   ASSERT_TRUE(want.has_value());
   EXPECT_EQ(RenderAll(*table), *want);
-  ExpectEveryRangeMatches(*table, /*offset_step=*/5, {1, 6});
+  ExpectEveryBlockMatches(*table, {1, 6});
 }
 
 TEST(CsvTest, CorpusEnumerationsPrintLabels) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Independent rendering of a corpus view (expected/<array>/views/<T>/) as
-# NAMESPACE.md's data.csv, from TileDB's own read (<field>.data, .offsets,
+# docs/namespace.md's data.csv, from TileDB's own read (<field>.data, .offsets,
 # .validity, view.json), using numpy for datetimes and float digits.
 #   gen_corpus_csv.py VIEW_DIR [FIELD]  -> data.csv (or FIELD's .txt) on stdout
 # With --check OUR_FILE instead of printing: compares OUR_FILE with it and
@@ -64,7 +64,7 @@ def cell_bytes(t, fixed, b):
     """The text of a cell as bytes."""
     if t in ("CHAR", "STRING_ASCII", "STRING_UTF8"):
         # Trailing NULs dropped from every cell (fixed padding, var fill);
-        # bytes not part of valid UTF-8 as \xHH (NAMESPACE.md "Values").
+        # bytes not part of valid UTF-8 as \xHH (docs/namespace.md "Values").
         return b.rstrip(b"\0").decode("utf-8", "backslashreplace").encode()
     if t in ("BLOB", "GEOM_WKB", "GEOM_WKT", "ANY"):
         return b.hex().encode()
