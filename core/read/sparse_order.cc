@@ -252,8 +252,7 @@ namespace {
 // than radix sorting. The merge is in place but for at most 2 * runs + 2
 // blocks of kMergeBlock values (below), at most 64 MiB with kMergeMaxRuns,
 // and the list of segments, 8 bytes each (a quarter of the values' bytes
-// at the most; 2.6 MB for the benchmark's 20M cells: 168 runs, 320,000
-// segments).
+// at the most).
 constexpr size_t kMergeMinSegment = 32;
 constexpr int kMergeRunBits = 12;
 constexpr size_t kMergeMaxRuns = size_t{1} << kMergeRunBits;
@@ -331,10 +330,8 @@ bool MergeRuns(std::vector<RunHead> heap, size_t max_segments, Emit&& emit) {
 // its own (at most one per run start and one per run head, as only blocks
 // holding one of those can be partly read); then the blocks are put in
 // place. A fresh buffer of n values costs more than the merge saves where
-// first touching memory is slow: on the benchmark host (a VM) page faults
-// fill fresh memory at about 270 MB/s, 0.6 s for the 160 MB of 20M cells,
-// and a merge into such a buffer made the index build slower than the
-// radix sort.
+// first touching memory is slow (page faults on a VM), which made a merge
+// into one slower than the radix sort.
 class BlockMerge {
  public:
   BlockMerge(uint64_t* a, size_t n)

@@ -122,8 +122,7 @@ class SparseWindows {
   mutable size_t carry_for_ = SIZE_MAX;  // the window carry_ was left for
   // The packed cells of the last window dropped that no reader held, for
   // the next build to fill (build_mu_): a window's 16 MiB taken fresh from
-  // the system each time were page faults, 3 % of rendering sparse8's
-  // data.csv on one core.
+  // the system each time would be page faults.
   mutable std::vector<uint64_t> spare_;
 
   // Drops the oldest kept window (mu_ and build_mu_ held), its memory to

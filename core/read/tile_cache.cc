@@ -142,8 +142,6 @@ void TileCache::AheadWorker() {
   // not after this thread's turn. Nice 10, not 19: a reader that waits for
   // a tile this thread is decoding still gets it soon when other programs
   // keep the cores busy (a tenth of a core's share, not a seventieth).
-  // A first cat of the benchmark's a.bin: 1058 ms at nice 0, 921 at 10,
-  // 900 at 19 (medians of 8, BENCHMARKS.md session 19).
   LowerThreadPriority(kAheadNice);
   std::unique_lock<std::mutex> lock(mu_);
   ++ahead_lowered_;
