@@ -392,6 +392,7 @@ def check_big_mount(c, bin_dir, s3, proxy, tmp):
         d.close()
         return
     path = os.path.join(d.mnt, "attributes", "a.bin")
+    proxy.reset_counts()
     proxy.set(every=3, faults=FAULTS)
     got = cmt_read(path)
     injected = proxy.counts()["faults"]
