@@ -214,7 +214,7 @@ def run_all(bin_dir, arrays, runs, cores, s3, proxy, mnt, names, tmp):
     d1 = os.path.join(arrays, "dense1")
     tiles = [t for f in a0_of(d1) for t in tile_sizes(f)]
     tile_bytes = sum(tiles)
-    m = Mount(bin_dir, s3.uri("dense1"), mnt, env)
+    m = Mount(bin_dir, s3.uri("dense1"), mnt, env, "-o", "s3_recheck=3600")
     proxy.reset_counts()
     wall, _ = timed(f"cat {mnt}/attributes/a.bin")
     m.close()
@@ -244,14 +244,20 @@ def run_all(bin_dir, arrays, runs, cores, s3, proxy, mnt, names, tmp):
         local_cpu.append(cpu + m.close())
     cfg = os.path.join(tmp, "curl.cfg")
     with open(cfg, "w") as f:
-        for path, rng in ranges:
-            f.write(f'url = "{proxy.endpoint}{path}"\nheader = "Range: {rng}"\n'
-                    f'output = "/dev/null"\n')
+        # "next": a header option would otherwise go with every URL after it.
+        f.write("next\n".join(f'url = "{proxy.endpoint}{path}"\nheader = "Range: {rng}"\n'
+                              f'output = "/dev/null"\n' for path, rng in ranges))
+    want_bytes = sum(int(r.split("-")[1]) - int(r.split("=")[1].split("-")[0]) + 1
+                     for _, r in ranges)
     curl_times, curl_cpu = [], []
     for _ in range(runs):
+        proxy.reset_counts()
         wall, cpu = timed(f"curl -sS --fail --parallel --parallel-max {PARALLEL} -K {cfg}")
         curl_times.append(wall)
         curl_cpu.append(cpu)
+        if proxy.counts()["bytes"] != want_bytes:
+            raise SystemExit(f"bench_s3: curl fetched {proxy.counts()['bytes']} bytes, "
+                             f"not the {want_bytes} of the ranges")
     mean = lambda v: sum(v) / len(v)  # noqa: E731
     s3_t, loc_t, curl_t = mean(s3_times), mean(local_times), mean(curl_times)
     cpu_t = (mean(local_cpu) + mean(curl_cpu)) / cores
