@@ -254,7 +254,8 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
   // Where each read costs a round trip (S3), every range goes through
   // ReadMany (parallel, coalesced GETs), in rounds of kBatchedTotalBytes so
   // that a round's stored bytes are decoded and dropped before the next.
-  const bool remote = one_storage && storage != nullptr && storage->PreferredParallelism() > 1;
+  const size_t parallel = storage != nullptr ? storage->PreferredParallelism() : 1;
+  const bool remote = one_storage && parallel > 1;
   // Per tile, per part (fixed, var, validity): the bytes read together.
   std::vector<ReadParts> read(n);
   std::vector<ReadRequest> requests;
@@ -268,11 +269,19 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
       if (!files[end]) continue;
       const auto parts = Parts(*files[end]);
       if (remote) {
+        // A round is one wave of GETs: at most `parallel` ranges, since a
+        // GET past them would wait for a free slot and double the round.
         uint64_t bytes = 0;
+        size_t ranges = 0;
         for (const TileRange* part : parts) {
-          if (part != nullptr) bytes += std::min(part->loc.size, kBatchedTotalBytes);
+          if (part == nullptr) continue;
+          bytes += std::min(part->loc.size, kBatchedTotalBytes);
+          ++ranges;
         }
-        if (end > begin && total + bytes > kBatchedTotalBytes) break;
+        if (end > begin &&
+            (total + bytes > kBatchedTotalBytes || requests.size() + ranges > parallel)) {
+          break;
+        }
         total += bytes;
       }
       for (int p = 0; p < 3; ++p) {
