@@ -111,7 +111,7 @@ bool TileCache::DecodeAhead(AheadTile tile) {
         const unsigned cores = UsableCores();
         n = cores > 1 ? cores : 0;
         // A remote store's round trips overlap the reader even on one core.
-        if (n == 0 && tile.fragment->storage().PreferredParallelism() > 1) n = 1;
+        if (n == 0 && tile.fragment && tile.fragment->storage().PreferredParallelism() > 1) n = 1;
       }
       for (unsigned i = 0; i < n; ++i) {
         try {
@@ -163,7 +163,8 @@ void TileCache::AheadWorker() {
         const AheadTile& first = batch.front();
         if (next.encrypted != first.encrypted) break;
         if (remote > 0) {
-          if (batch.size() >= remote || &next.fragment->storage() != &first.fragment->storage()) {
+          if (batch.size() >= remote || !next.fragment ||
+              &next.fragment->storage() != &first.fragment->storage()) {
             break;
           }
         } else if (next.bytes > kSmallTileBytes || first.bytes > kSmallTileBytes) {
@@ -176,7 +177,7 @@ void TileCache::AheadWorker() {
       // Read already, or being decoded by a reader: nothing to do.
       if (map_.count(job.key) != 0 || !decoding_.insert(job.key).second) continue;
       if (batch.empty()) {
-        const size_t p = job.fragment->storage().PreferredParallelism();
+        const size_t p = job.fragment ? job.fragment->storage().PreferredParallelism() : 1;
         remote = p > 1 ? p : 0;
       }
       batch.push_back(std::move(job));

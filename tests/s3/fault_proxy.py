@@ -219,7 +219,10 @@ class FaultProxy:
         h.send_header("Content-Length", str(len(data)))
         h.end_headers()
         if h.command != "HEAD":
-            h.wfile.write(data)
+            try:
+                h.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the client gave up on this request (its timeout, its own exit)
             with self.lock:
                 self.stats["bytes"] += len(data)
 
