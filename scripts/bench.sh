@@ -11,8 +11,9 @@
 #   BENCH_RSS_TIMEOUT=S bound on each reader of the RSS benchmark (default 120)
 #   TILEDBFS_BUILD=DIR  a build to use as it is (default: build-release/, built here in
 #                       Release mode)
-#   BENCH_TARGETS="4 5" the targets to run (default all: 1 2 3 4 5 6 7; 1-3 run together,
-#                       as 2 and 3 take their baselines from 1's array; 6: slices, 7: diffs)
+#   BENCH_TARGETS="4 5" the targets to run (default all: 1 2 3 4 5 6 7 8; 1-3 run together,
+#                       as 2 and 3 take their baselines from 1's array; 6: slices, 7: diffs;
+#                       8: arrays on S3, scripts/bench_s3.py: s3rver behind our proxy at 10 ms)
 # Needs /dev/fuse. Installs hyperfine and zstd with apt when missing. Uses TileDB's own
 # reader (../shared/oracle) when present, for comparison only.
 set -euo pipefail
@@ -22,7 +23,7 @@ dir=${1:-/tmp/tiledbfs-bench}
 scale=${BENCH_SCALE:-1024}
 runs=${BENCH_RUNS:-5}
 rss_cache=${BENCH_CACHE:-256M}
-targets=${BENCH_TARGETS:-1 2 3 4 5 6 7}
+targets=${BENCH_TARGETS:-1 2 3 4 5 6 7 8}
 want() {  # true if any of the targets given is asked for
   local t
   for t in "$@"; do [[ " $targets " == *" $t "* ]] && return 0; done
@@ -34,6 +35,7 @@ command -v hyperfine >/dev/null || need+=(hyperfine)
 command -v zstd >/dev/null || need+=(zstd)
 command -v fusermount3 >/dev/null || need+=(fuse3)
 command -v python3 >/dev/null || need+=(python3)
+command -v curl >/dev/null || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -510,6 +512,16 @@ if [ -d "$fk" ]; then
   printf '    frags10k diff/%s..%s (adjacent): %s tiles decoded; its new fragment holds %s tile(s) x %s fields = %s (target: equal)\n' \
     "$ta" "$tb" "$((nd + pd))" "$ft" "$nf" "$((ft * nf))"
 fi
+echo
+fi
+
+# ---- (8) arrays on S3 (issues 38, 39) -------------------------------------------------------
+# s3rver on loopback behind tests/s3/fault_proxy.py (10 ms added per request): request counts,
+# cat of a.bin against local and curl baselines, head's round trips, peak RSS of 8 readers,
+# and the bytes a one-tile slice fetches. scripts/bench_s3.py says how each is measured.
+if want 8; then
+tiledbfs_install_node
+python3 "$TILEDBFS_ROOT/scripts/bench_s3.py" "$bin" "$dir" "$runs"
 echo
 fi
 

@@ -90,7 +90,7 @@ void PrintUsage(FILE* out) {
                "  -o s3_profile=P     profile in ~/.aws/credentials and ~/.aws/config\n"
                "  -o s3_addressing=path|virtual  bucket in the path or in the host name\n"
                "  -o s3_anonymous     unsigned requests (public buckets)\n"
-               "  -o s3_parallel=N    concurrent GETs of one read (default 16)\n"
+               "  -o s3_parallel=N    GETs under way at once (default 16)\n"
                "  -o s3_recheck=SEC   look for new commits at most this often (default 1)\n"
                "  -f                  stay in the foreground\n"
                "  -d                  debug: foreground, print every FUSE request\n"

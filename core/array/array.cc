@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 
 #include "core/array/array_view.h"
 #include "core/array/conditions.h"
+#include "core/read/parallel.h"
 #include "core/tile/generic_tile.h"
 
 namespace tiledbfs::core {
@@ -255,6 +257,34 @@ Status Array::LoadFragments(const std::vector<size_t>& want) {
     for (size_t i : want) {
       if (!table_->loaded[i]) missing.push_back(i);
     }
+  }
+  // Where each footer read is a round trip (S3), PreferredParallelism of
+  // them at once; the first failure in the fragments' order is returned.
+  const size_t parallel = storage_->PreferredParallelism();
+  if (parallel > 1 && missing.size() > 1) {
+    std::vector<std::optional<Error>> failed(missing.size());
+    ParallelFor(
+        missing.size(),
+        [&](size_t k) {
+          const size_t i = missing[k];
+          try {
+            Result<std::shared_ptr<FragmentMetadata>> md = LoadFragment(listing_.fragments[i]);
+            if (!md.ok()) {
+              failed[k] = md.error();
+              return;
+            }
+            std::lock_guard<std::mutex> lock(mu_);
+            if (!table_->loaded[i]) table_->loaded[i] = std::move(md).value();
+          } catch (const std::bad_alloc&) {
+            failed[k] =
+                Error::OutOfMemory(fmt::format("{}: fragment metadata", listing_.fragments[i].dir));
+          }
+        },
+        static_cast<unsigned>(std::min(parallel, missing.size())));
+    for (std::optional<Error>& e : failed) {
+      if (e) return std::move(*e);
+    }
+    return Ok();
   }
   for (size_t i : missing) {
     ASSIGN_OR_RETURN(std::shared_ptr<FragmentMetadata> md, LoadFragment(listing_.fragments[i]));

@@ -132,7 +132,8 @@ class Array {
   Array() = default;
   // Computes spans, instants and the lookup tables from listing_ (no I/O).
   void Index();
-  // Loads the footers of fragment indexes `want` not loaded yet.
+  // Loads the footers of fragment indexes `want` not loaded yet, up to the
+  // storage's PreferredParallelism at once.
   Status LoadFragments(const std::vector<size_t>& want);
   // Loads the consolidated footers once (call with mu_ held).
   Status LoadConsolidatedFooters();

@@ -110,6 +110,8 @@ bool TileCache::DecodeAhead(AheadTile tile) {
       if (n == 0) {
         const unsigned cores = UsableCores();
         n = cores > 1 ? cores : 0;
+        // A remote store's round trips overlap the reader even on one core.
+        if (n == 0 && tile.fragment && tile.fragment->storage().PreferredParallelism() > 1) n = 1;
       }
       for (unsigned i = 0; i < n; ++i) {
         try {
@@ -150,17 +152,33 @@ void TileCache::AheadWorker() {
     ahead_ready_.wait(lock, [&] { return stopping_ || !ahead_queue_.empty(); });
     if (stopping_) return;
     batch.clear();
-    while (!ahead_queue_.empty() && batch.size() < kBatchTiles &&
-           (batch.empty() || (ahead_queue_.front().bytes <= kSmallTileBytes &&
-                              ahead_queue_.front().encrypted == batch.front().encrypted))) {
+    // Where each read is a round trip (S3), up to PreferredParallelism tiles
+    // of one storage, big or small, so that their GETs run at once.
+    size_t remote = 0;
+    while (!ahead_queue_.empty() && batch.size() < std::max(kBatchTiles, remote)) {
+      const AheadTile& next = ahead_queue_.front();
+      if (!batch.empty()) {
+        const AheadTile& first = batch.front();
+        if (next.encrypted != first.encrypted) break;
+        if (remote > 0) {
+          if (batch.size() >= remote || !next.fragment ||
+              &next.fragment->storage() != &first.fragment->storage()) {
+            break;
+          }
+        } else if (next.bytes > kSmallTileBytes || first.bytes > kSmallTileBytes) {
+          break;
+        }
+      }
       AheadTile job = std::move(ahead_queue_.front());
       ahead_queue_.pop_front();
       ahead_bytes_ -= std::min(ahead_bytes_, job.bytes);
       // Read already, or being decoded by a reader: nothing to do.
       if (map_.count(job.key) != 0 || !decoding_.insert(job.key).second) continue;
-      const bool big = job.bytes > kSmallTileBytes;
+      if (batch.empty()) {
+        const size_t p = job.fragment ? job.fragment->storage().PreferredParallelism() : 1;
+        remote = p > 1 ? p : 0;
+      }
       batch.push_back(std::move(job));
-      if (big) break;
     }
     if (batch.empty()) {
       decoded_.notify_all();  // WaitForAhead

@@ -170,8 +170,12 @@ class TileCache {
 
   // Decoding ahead of sequential readers, on a thread per usable core
   // started on first use, at a lower priority than the readers (nice 10
-  // more: LowerThreadPriority); not at all on a single core, where there is
-  // no other core for the decodes to overlap the reader with. The tiles
+  // more: LowerThreadPriority); on a single core, not at all for local
+  // arrays (no other core for the decodes to overlap the reader with) and
+  // on one thread for remote ones (the round trips overlap it). A worker
+  // takes small tiles many at a time, a big one alone, and tiles of a
+  // remote storage up to its PreferredParallelism at once (their GETs in
+  // parallel: ReadTiles). The tiles
   // decoded ahead and not yet read, with those waiting to be, are kept to a
   // quarter of the budget over all readers (so that they do not push one
   // another out): DecodeAhead returns false, sending nothing, when `tile`

@@ -238,13 +238,8 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
   const size_t n = tiles.size();
   std::vector<std::optional<Result<DecodedTile>>> done(n);
   std::vector<std::optional<TileFiles>> files(n);
-  // Per tile, per part (fixed, var, validity): the bytes read together.
-  std::vector<ReadParts> read(n);
-  std::vector<ReadRequest> requests;
-  std::vector<std::pair<size_t, int>> dest;  // (tile, part) of each request
   const Storage* storage = nullptr;
   bool one_storage = true;
-  uint64_t total = 0;
   for (size_t i = 0; i < n; ++i) {
     const FragmentMetadata& frag = *tiles[i].fragment;
     auto f = LocateTile(frag, tiles[i].field, tiles[i].tile);
@@ -255,41 +250,80 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
     files[i] = std::move(f).value();
     if (storage == nullptr) storage = &frag.storage();
     one_storage = one_storage && storage == &frag.storage();
-    const auto parts = Parts(*files[i]);
-    for (int p = 0; p < 3; ++p) {
-      if (parts[p] == nullptr || parts[p]->loc.size > kBatchedRangeBytes ||
-          total + parts[p]->loc.size > kBatchedTotalBytes) {
-        continue;
-      }
-      total += parts[p]->loc.size;
-      requests.push_back({parts[p]->file, parts[p]->loc.offset, parts[p]->loc.size});
-      dest.emplace_back(i, p);
-    }
   }
-  if (one_storage && requests.size() >= 2) {
-    std::vector<Result<ByteVec>> got = storage->ReadMany(requests);
-    for (size_t r = 0; r < got.size(); ++r) {
-      read[dest[r].first][dest[r].second] = MissingIsIo(std::move(got[r]));
-    }
-  }
-  ParallelFor(
-      n,
-      [&](size_t i) {
-        if (done[i]) return;
-        const FragmentMetadata& frag = *tiles[i].fragment;
-        const TileFiles& f = *files[i];
-        try {
-          Result<TileBytes> b = ReadTileBytes(frag, f, &read[i]);
-          if (!b.ok()) {
-            done[i] = b.error();
-            return;
-          }
-          done[i] = DecodeTile(frag, tiles[i].tile, encrypted, f, std::move(b).value());
-        } catch (const std::bad_alloc&) {
-          done[i] = Error::OutOfMemory(fmt::format("{}: tile {}", f.fixed.file, tiles[i].tile));
+  // Where each read costs a round trip (S3), every range goes through
+  // ReadMany (parallel, coalesced GETs), in rounds of kBatchedTotalBytes so
+  // that a round's stored bytes are decoded and dropped before the next.
+  const size_t parallel = storage != nullptr ? storage->PreferredParallelism() : 1;
+  const bool remote = one_storage && parallel > 1;
+  // Per tile, per part (fixed, var, validity): the bytes read together.
+  std::vector<ReadParts> read(n);
+  std::vector<ReadRequest> requests;
+  std::vector<std::pair<size_t, int>> dest;  // (tile, part) of each request
+  for (size_t begin = 0; begin < n;) {
+    size_t end = begin;
+    uint64_t total = 0;
+    requests.clear();
+    dest.clear();
+    for (; end < n; ++end) {
+      if (!files[end]) continue;
+      const auto parts = Parts(*files[end]);
+      if (remote) {
+        // A round is one wave of GETs: at most `parallel` ranges, since a
+        // GET past them would wait for a free slot and double the round.
+        uint64_t bytes = 0;
+        size_t ranges = 0;
+        for (const TileRange* part : parts) {
+          if (part == nullptr) continue;
+          bytes += std::min(part->loc.size, kBatchedTotalBytes);
+          ++ranges;
         }
-      },
-      threads);
+        if (end > begin &&
+            (total + bytes > kBatchedTotalBytes || requests.size() + ranges > parallel)) {
+          break;
+        }
+        total += bytes;
+      }
+      for (int p = 0; p < 3; ++p) {
+        if (parts[p] == nullptr) continue;
+        if (!remote) {
+          if (parts[p]->loc.size > kBatchedRangeBytes ||
+              total + parts[p]->loc.size > kBatchedTotalBytes) {
+            continue;
+          }
+          total += parts[p]->loc.size;
+        }
+        requests.push_back({parts[p]->file, parts[p]->loc.offset, parts[p]->loc.size});
+        dest.emplace_back(end, p);
+      }
+    }
+    if (one_storage && (requests.size() >= 2 || (remote && !requests.empty()))) {
+      std::vector<Result<ByteVec>> got = storage->ReadMany(requests);
+      for (size_t r = 0; r < got.size(); ++r) {
+        read[dest[r].first][dest[r].second] = MissingIsIo(std::move(got[r]));
+      }
+    }
+    ParallelFor(
+        end - begin,
+        [&](size_t k) {
+          const size_t i = begin + k;
+          if (done[i]) return;
+          const FragmentMetadata& frag = *tiles[i].fragment;
+          const TileFiles& f = *files[i];
+          try {
+            Result<TileBytes> b = ReadTileBytes(frag, f, &read[i]);
+            if (!b.ok()) {
+              done[i] = b.error();
+              return;
+            }
+            done[i] = DecodeTile(frag, tiles[i].tile, encrypted, f, std::move(b).value());
+          } catch (const std::bad_alloc&) {
+            done[i] = Error::OutOfMemory(fmt::format("{}: tile {}", f.fixed.file, tiles[i].tile));
+          }
+        },
+        threads);
+    begin = end;
+  }
   std::vector<Result<DecodedTile>> out;
   out.reserve(n);
   for (auto& d : done) out.push_back(std::move(*d));

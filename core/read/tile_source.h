@@ -70,6 +70,10 @@ struct TileRequest {
 // ReadTile of many tiles: their small stored ranges (a fragment of a few
 // cells: a whole tile file) read together first (Storage::ReadMany: a few
 // system calls for many files), then every tile unfiltered, on every core.
+// Where the storage prefers parallel reads (S3: PreferredParallelism > 1),
+// every range goes through ReadMany instead, in rounds of up to 16 MiB of
+// stored bytes and PreferredParallelism ranges, each round decoded before
+// the next is read.
 // Result i is what ReadTile gives for tiles[i], bytes or error. `threads`:
 // as ParallelFor's (0: one per core).
 std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, bool encrypted,

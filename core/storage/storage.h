@@ -71,7 +71,8 @@ class Storage {
 
   // How many independent reads are worth making at once: 1 where reads are
   // local and cheap, more where each costs a network round trip (S3Storage:
-  // -o s3_parallel). For loaders of many small files (not used yet).
+  // -o s3_parallel). Above 1, ReadTiles sends every range of a batch through
+  // ReadMany and Array loads fragment footers this many at once.
   virtual size_t PreferredParallelism() const { return 1; }
 
   // The whole file.

@@ -17,8 +17,18 @@ gets the next fault of `faults`, in turn:
   "short206"  a ranged GET's 206 answered with a Content-Range and body one
               byte shorter than asked (the server lies coherently)
 `every=1` makes every request fail. Counting: requests by kind (LIST =
-GET with list-type, GET, HEAD, other), the faults injected, and the bytes
-of the bodies sent.
+GET with list-type, GET, HEAD, other), the faults injected, the bytes of
+the bodies sent, and "peak_gets": the most GETs (not LISTs) under way at
+once, from their arrival to the end of their answer.
+
+Proving parallel requests without timing: `gather=N, gather_match=S` holds
+each request whose path contains S until N of them are under way at once
+(then all go on, and gathering ends: counts()["gathered"] is True), or
+until 10 s have passed (then gathering ends unmet). A client that sends
+them one at a time never meets it.
+
+`rounds()`: the round trips, as the groups of requests whose spans (arrival
+to answer) overlap, counted in arrival order.
 """
 import http.client
 import http.server
@@ -43,8 +53,13 @@ class FaultProxy:
         self.faults = []
         self.n = 0
         self.next_fault = 0
-        self.stats = {"LIST": 0, "GET": 0, "HEAD": 0, "other": 0, "faults": 0, "bytes": 0}
+        self.stats = {"LIST": 0, "GET": 0, "HEAD": 0, "other": 0, "faults": 0, "bytes": 0,
+                      "peak_gets": 0, "gathered": False}
         self.requests = []  # (method, path, range) of each request
+        self.spans = []  # (arrival, end) of each answered request, monotonic seconds
+        self.gets_running = 0
+        self.gather, self.gather_match, self.gather_waiting = 0, "", 0
+        self.gather_cv = threading.Condition(self.lock)
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -71,16 +86,33 @@ class FaultProxy:
     def endpoint(self):
         return f"http://127.0.0.1:{self.port}"
 
-    def set(self, latency_ms=0, every=0, faults=()):
+    def set(self, latency_ms=0, every=0, faults=(), gather=0, gather_match=""):
         with self.lock:
             self.latency_ms, self.every, self.faults = latency_ms, every, list(faults)
             self.next_fault = 0
+            self.gather, self.gather_match = gather, gather_match
+            self.gather_cv.notify_all()
 
     def reset_counts(self):
         with self.lock:
             for k in self.stats:
                 self.stats[k] = 0
+            self.stats["gathered"] = False
             self.requests = []
+            self.spans = []
+
+    def rounds(self):
+        """The number of round trips: groups of overlapping request spans."""
+        with self.lock:
+            spans = sorted(self.spans)
+        n, end = 0, None
+        for a, b in spans:
+            if end is None or a > end:
+                n += 1
+                end = b
+            else:
+                end = max(end, b)
+        return n
 
     def counts(self):
         with self.lock:
@@ -93,11 +125,43 @@ class FaultProxy:
     # ------------------------------------------------------------ handling
 
     def handle(self, h):
+        arrival = time.monotonic()
         length = int(h.headers.get("Content-Length") or 0)
         body = h.rfile.read(length) if length else None
         kind = h.command if h.command in ("GET", "HEAD") else "other"
         if kind == "GET" and "list-type=" in h.path:
             kind = "LIST"
+        with self.lock:
+            if kind == "GET":
+                self.gets_running += 1
+                self.stats["peak_gets"] = max(self.stats["peak_gets"], self.gets_running)
+            self.hold(h.path)
+        try:
+            self.answer(h, body, kind)
+        finally:
+            with self.lock:
+                if kind == "GET":
+                    self.gets_running -= 1
+                self.spans.append((arrival, time.monotonic()))
+
+    def hold(self, path):
+        """With self.lock held: waits while gathering (see the module's doc)."""
+        if not self.gather or not self.gather_match or self.gather_match not in path:
+            return
+        self.gather_waiting += 1
+        try:
+            if self.gather_waiting >= self.gather:
+                self.stats["gathered"] = True
+                self.gather = 0
+                self.gather_cv.notify_all()
+                return
+            self.gather_cv.wait_for(lambda: not self.gather, timeout=10)
+            self.gather = 0  # met or not, gathering ends
+            self.gather_cv.notify_all()
+        finally:
+            self.gather_waiting -= 1
+
+    def answer(self, h, body, kind):
         with self.lock:
             self.n += 1
             self.stats[kind] += 1
@@ -155,7 +219,10 @@ class FaultProxy:
         h.send_header("Content-Length", str(len(data)))
         h.end_headers()
         if h.command != "HEAD":
-            h.wfile.write(data)
+            try:
+                h.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the client gave up on this request (its timeout, its own exit)
             with self.lock:
                 self.stats["bytes"] += len(data)
 

@@ -17,16 +17,19 @@ TileDB). Credentials are only in the environment.
           - request counts (no faults): opening an array lists each of its
             folders at most once, never HEADs, and GETs each schema and each
             fragment's metadata once; cat of a 200-tile a.bin fetches at
-            most 1.05x its tiles' bytes, at most one GET per tile; an array
-            of 1100 fragments: each folder listed once in ceil(keys / 1000)
-            pages, no HEAD
+            most 1.05x its tiles' bytes in fewer GETs than tiles, s3_parallel
+            of them at once and never more; the same under faults: 0 wrong
+            bytes; an array of 1100 fragments: each folder listed once in
+            ceil(keys / 1000) pages, no HEAD, each footer one GET, fetched
+            s3_parallel at once
   mount   - tiledbfs -f through the proxy: under the same faults every file
             reads the reference bytes; then every request 503: each read
             gives the reference bytes (cached) or EIO, at least one EIO, and
             the daemon's log names the object, the HTTP status and the
             attempts; healthy again: every file reads right (the daemon
             survived); a fragment uploaded after the mount shows at the
-            live root; with s3_recheck=3600, ls -l and stat of every entry
+            live root; a 200-tile a.bin read ahead in parallel under the
+            same faults: right bytes or EIO; with s3_recheck=3600, ls -l and stat of every entry
             make no request.
 """
 import errno
@@ -207,9 +210,15 @@ def make_dense(c, bin_dir, tmp, name, cells, extent, fragments):
 
 def check_big_read(c, bin_dir, s3, proxy, tmp):
     """cat attributes/a.bin of a dense array of 2 fragments x 100 tiles of
-    80 KB (written by tiledb-mkarray): the bytes fetched are at most 1.05x
-    the tile files' bytes (no tile fetched twice, no read-through beyond
-    that), one GET per tile at most, and the bytes are the local ones."""
+    80 KB (written by tiledb-mkarray), with -o s3_parallel=4: the bytes are
+    the local ones; the bytes fetched are at most 1.05x the tile files' (no
+    tile fetched twice, no read-through beyond that); adjacent tiles are
+    coalesced (fewer GETs than tiles); the GETs run in parallel (4 of them
+    under way at once: the proxy holds the first until then) and never more
+    than s3_parallel at once. Then the same read with every third request
+    failing (503, reset, truncated, 500, short 206) and s3_parallel=16:
+    the local bytes or a failure naming the object and the attempts, never
+    a wrong byte."""
     local = make_dense(c, bin_dir, tmp, "big_dense", 2000000, 20000, 2)
     if local is None:
         return
@@ -219,17 +228,50 @@ def check_big_read(c, bin_dir, s3, proxy, tmp):
     small = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(local) for f in fs
                 if f != "a0.tdb")
     want = viewer(bin_dir, local, "attributes/a.bin", None).stdout
-    proxy.set()
+    env = s3.env(endpoint=proxy.endpoint)
+    cmd = [os.path.join(bin_dir, "tiledbfs-view"), "-o", "s3_parallel=4", s3.uri("big_dense"),
+           "attributes/a.bin"]
+    proxy.set(gather=4, gather_match="/a0.tdb")
     proxy.reset_counts()
-    p = viewer(bin_dir, s3.uri("big_dense"), "attributes/a.bin", s3.env(endpoint=proxy.endpoint))
+    p = subprocess.run(cmd, env=env, capture_output=True, timeout=300)
     counts = proxy.counts()
+    proxy.set()
     c.ok(p.returncode == 0 and p.stdout == want and len(want) == 8000000,
          "big_dense: a.bin from S3 is the local bytes", p.stderr.decode()[:200])
     c.ok(counts["bytes"] <= 1.05 * tile_bytes + small,
          f"big_dense: cat a.bin fetches at most 1.05x its tiles' bytes ({counts['bytes']} for "
          f"{tile_bytes} + {small} of schema and metadata)")
     gets = sum(1 for r in proxy.requests if r[1].endswith("/a0.tdb"))
-    c.ok(gets <= 200, f"big_dense: at most one GET per tile ({gets} for 200 tiles)")
+    c.ok(0 < gets < 200, f"big_dense: adjacent tiles coalesced: fewer GETs than tiles "
+         f"({gets} for 200 tiles)")
+    c.ok(counts["gathered"], "big_dense: 4 GETs of tiles under way at once (s3_parallel=4)",
+         str(counts))
+    c.ok(counts["peak_gets"] <= 4, f"big_dense: at most s3_parallel=4 GETs at once "
+         f"({counts['peak_gets']})")
+    c.note(f"big_dense: {gets} GETs for 200 tiles, {counts['bytes']} bytes for {tile_bytes} + "
+           f"{small}, {proxy.rounds()} round trips")
+
+    # Faults on the parallel path.
+    cmd[2] = "s3_parallel=16"
+    proxy.set(every=3, faults=FAULTS)
+    proxy.reset_counts()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        c.ok(False, "big_dense under faults: the read ends (300 s)")
+        return
+    finally:
+        injected = proxy.counts()["faults"]
+        proxy.set()
+    err = p.stderr.decode(errors="replace")
+    c.ok(injected > 0, f"big_dense under faults: faults were injected ({injected})")
+    c.note(f"big_dense under faults: {injected} faults injected, exit {p.returncode}")
+    if p.returncode == 0:
+        c.eq(p.stdout == want, True, "big_dense under faults: a.bin is the local bytes")
+    else:
+        c.ok("s3://" in err and "attempt" in err,
+             "big_dense under faults: the failure names the object and the attempts",
+             err.strip()[:300])
 
 
 def check_new_commits(c, bin_dir, corpus, s3, proxy, tmp):
@@ -269,22 +311,33 @@ def cmt_read(path):
 
 
 def check_many_fragments(c, bin_dir, s3, proxy, tmp):
-    """An array of 1100 fragments (tiledb-mkarray): its folders of more than
-    1000 keys are listed in ceil(keys / 1000) pages, each once (s3_recheck
-    long enough that nothing is listed again), and a.bin is the local one."""
+    """An array of 1100 fragments (tiledb-mkarray), no __fragment_meta/: its
+    folders of more than 1000 keys are listed in ceil(keys / 1000) pages,
+    each once (s3_recheck long enough that nothing is listed again); a.bin
+    is the local one; each fragment's footer is fetched by one GET, 8 of
+    them at once with -o s3_parallel=8 (the proxy holds the first until
+    then), never more GETs at once than that."""
     local = make_dense(c, bin_dir, tmp, "many", 2200, 2, 1100)
     if local is None:
         return
     s3.upload_tree(local, "many")
     want = viewer(bin_dir, local, "attributes/a.bin", None).stdout
-    proxy.set()
+    proxy.set(gather=8, gather_match="/__fragment_metadata.tdb")
     proxy.reset_counts()
     env = s3.env(endpoint=proxy.endpoint)
     p = subprocess.run([os.path.join(bin_dir, "tiledbfs-view"), "-o", "s3_recheck=3600",
-                        s3.uri("many"), "attributes/a.bin"], env=env, capture_output=True,
-                       timeout=600)
+                        "-o", "s3_parallel=8", s3.uri("many"), "attributes/a.bin"], env=env,
+                       capture_output=True, timeout=600)
+    counts = proxy.counts()
+    proxy.set()
     c.ok(p.returncode == 0 and p.stdout == want, "many: a.bin from S3 is the local bytes",
          p.stderr.decode()[:200])
+    footers = [r[1] for r in proxy.requests if r[1].endswith("/__fragment_metadata.tdb")]
+    c.eq((len(footers), len(set(footers))), (1100, 1100),
+         "many: one GET of each fragment's footer (GETs, distinct fragments)")
+    c.ok(counts["gathered"], "many: 8 footers fetched at once (s3_parallel=8)", str(counts))
+    c.ok(counts["peak_gets"] <= 8, f"many: at most s3_parallel=8 GETs at once "
+         f"({counts['peak_gets']})")
     pages = {}
     for method, path, _ in proxy.requests:
         if "list-type=" in path:
@@ -300,6 +353,40 @@ def check_many_fragments(c, bin_dir, s3, proxy, tmp):
          str(pages))
     c.eq(bad, [], "many: each folder listed once, in ceil(keys / 1000) pages")
     c.eq(proxy.counts()["HEAD"], 0, "many: no HEAD")
+
+
+def check_big_mount(c, bin_dir, s3, proxy, tmp):
+    """cat of a 200-tile a.bin through a mount (its reads fetched and decoded
+    ahead, in parallel) with every third request failing: the local bytes
+    or EIO with a log line naming the object and the attempts; then, healthy,
+    the local bytes; the daemon survives."""
+    local = make_dense(c, bin_dir, tmp, "big_mount", 2000000, 20000, 2)
+    if local is None:
+        return
+    s3.upload_tree(local, "big_mount")
+    want = viewer(bin_dir, local, "attributes/a.bin", None).stdout
+    uri = s3.uri("big_mount")
+    proxy.set()
+    d = Daemon(c, os.path.join(bin_dir, "tiledbfs"), uri, tmp.sub("big-mnt"),
+               s3.env(endpoint=proxy.endpoint), os.path.join(tmp.path, "big-mnt.log"))
+    if not d.ok:
+        d.close()
+        return
+    path = os.path.join(d.mnt, "attributes", "a.bin")
+    proxy.reset_counts()
+    proxy.set(every=3, faults=FAULTS)
+    got = cmt_read(path)
+    injected = proxy.counts()["faults"]
+    proxy.set()
+    c.ok(got == want or got == errno.EIO, "big_mount under faults: a.bin reads right or EIO",
+         f"{len(got)} bytes" if isinstance(got, bytes) else str(got))
+    c.note(f"big_mount under faults: {'right' if got == want else got} ({injected} faults)")
+    c.eq(cmt_read(path) == want, True, "big_mount healthy again: a.bin reads right")
+    c.ok(d.alive(), "big_mount: the daemon survives the faults")
+    text = d.close()
+    if got == errno.EIO:
+        c.ok(uri in text and "attempts" in text,
+             "big_mount: the daemon logs the object and the attempts", text[-400:])
 
 
 def check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp):
@@ -363,6 +450,7 @@ def check_mount(c, bin_dir, corpus, s3, proxy, prefix, refs, tmp):
          f"({eio_total})")
 
     check_new_commits(c, bin_dir, corpus, s3, proxy, tmp)
+    check_big_mount(c, bin_dir, s3, proxy, tmp)
 
     # ls -l and stat: no request per entry (no recheck within the hour).
     name = "dense_2d_fragments"

@@ -9,12 +9,14 @@ scripts/lib.sh tiledbfs_install_node) on loopback, in a temporary folder.
 Every wait is bounded; the server is killed on exit. A missing s3rver is a
 failure (exit 1 with how to install it), never a skip.
 """
+import concurrent.futures
 import http.client
 import os
 import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from urllib.parse import quote
 
@@ -99,25 +101,34 @@ class S3Server:
     def uri(self, key_prefix=""):
         return f"s3://{self.bucket}/{key_prefix}".rstrip("/")
 
-    def upload_tree(self, local, key_prefix):
-        """PUTs every file below `local` as key_prefix/<relative path>.
-        (S3 has no empty folders: they are not uploaded.) Returns the count."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        n = 0
+    def upload_tree(self, local, key_prefix, workers=1):
+        """PUTs every file below `local` as key_prefix/<relative path>, on
+        `workers` connections at once. (S3 has no empty folders: they are not
+        uploaded.) Returns the count."""
+        paths = []
+        for root, _, files in os.walk(local):
+            paths += [os.path.join(root, f) for f in sorted(files)]
+        local_ = threading.local()
+
+        def put(path):
+            if not hasattr(local_, "conn"):
+                local_.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+                opened.append(local_.conn)
+            key = key_prefix + "/" + os.path.relpath(path, local)
+            with open(path, "rb") as fh:
+                data = fh.read()
+            status, body = self.request("PUT", f"/{self.bucket}/{quote(key)}", data, local_.conn)
+            if status != 200:
+                raise RuntimeError(f"PUT {key}: HTTP {status} {body[:200]}")
+
+        opened = []
         try:
-            for root, _, files in os.walk(local):
-                for f in sorted(files):
-                    path = os.path.join(root, f)
-                    key = key_prefix + "/" + os.path.relpath(path, local)
-                    with open(path, "rb") as fh:
-                        data = fh.read()
-                    status, body = self.request("PUT", f"/{self.bucket}/{quote(key)}", data, conn)
-                    if status != 200:
-                        raise RuntimeError(f"PUT {key}: HTTP {status} {body[:200]}")
-                    n += 1
+            with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
+                list(pool.map(put, paths))
         finally:
-            conn.close()
-        return n
+            for conn in opened:
+                conn.close()
+        return len(paths)
 
     def env(self, endpoint=None, **extra):
         """The environment for a client of this server: the process's own,

@@ -49,7 +49,7 @@ struct S3Config {
   std::string secret_access_key;  // never printed
   std::string session_token;      // never printed
   std::string credentials_from;   // "environment", "profile default in /home/u/.aws/credentials"
-  unsigned parallel = 16;         // concurrent GETs of one ReadMany
+  unsigned parallel = 16;         // GETs under way at once, over all callers
   double recheck_seconds = 1.0;   // mutable folders are listed again after this
   // Faults: attempts per request, and the first backoff (doubles, jittered).
   int max_attempts = 6;

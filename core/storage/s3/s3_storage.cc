@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 
+#include "core/storage/s3/coalesce.h"
 #include "core/storage/s3/list_xml.h"
 #include "core/storage/s3/sigv4.h"
 #include "core/util/limits.h"
@@ -441,6 +442,20 @@ bool S3Storage::IsDir(const std::string& path) const {
   return e != nullptr && e->is_dir;
 }
 
+S3Storage::GetSlot::GetSlot(const S3Storage& s) : s_(s) {
+  std::unique_lock<std::mutex> lock(s_.gets_mu_);
+  s_.gets_cv_.wait(lock, [&] { return s_.gets_running_ < s_.config_.parallel; });
+  ++s_.gets_running_;
+}
+
+S3Storage::GetSlot::~GetSlot() {
+  {
+    std::lock_guard<std::mutex> lock(s_.gets_mu_);
+    --s_.gets_running_;
+  }
+  s_.gets_cv_.notify_one();
+}
+
 Result<S3Storage::Range> S3Storage::GetRange(const std::string& path, uint64_t offset, uint64_t n,
                                              bool allow_short) const {
   Range out;
@@ -526,6 +541,7 @@ Result<S3Storage::Range> S3Storage::GetRange(const std::string& path, uint64_t o
     return {Error::Io(fmt::format("unexpected HTTP {}", r.status)), false};
   };
   counters_.gets.fetch_add(1, std::memory_order_relaxed);
+  GetSlot slot(*this);
   auto sent = Send(
       *http_, req, [&] { return Headers(Key(path), {}, range); }, what, config_, counters_,
       [this](int a) { Backoff(a); }, check);
@@ -609,40 +625,19 @@ Result<SmallFile> S3Storage::ReadIfSmall(const std::string& path, uint64_t max_b
 
 std::vector<Result<ByteVec>> S3Storage::ReadMany(std::span<const ReadRequest> requests) const {
   std::vector<Result<ByteVec>> out(requests.size(), Error::Io("not read"));
-  // Requests by file and offset; neighbours close enough share one GET.
-  std::vector<size_t> order(requests.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const ReadRequest& x = requests[a];
-    const ReadRequest& y = requests[b];
-    return x.path != y.path ? x.path < y.path : x.offset < y.offset;
-  });
-  struct Group {
-    std::string path;
-    uint64_t begin = 0, end = 0;
-    std::vector<size_t> members;
-  };
-  std::vector<Group> groups;
-  for (size_t i : order) {
+  CoalesceOptions o;
+  o.gap = kCoalesceGap;
+  o.max_bytes = kMaxCoalescedBytes;
+  o.parallel = config_.parallel;
+  o.min_bytes = kMinSplitBytes;
+  std::vector<size_t> overflowed;
+  const std::vector<PlannedGet> gets = PlanGets(requests, o, &overflowed);
+  for (size_t i : overflowed) {
     const ReadRequest& r = requests[i];
-    if (r.offset > UINT64_MAX - r.n) {
-      out[i] = Error::InvalidArgument(
-          fmt::format("{}: read of {} at {} overflows", Where(r.path), r.n, r.offset));
-      continue;
-    }
-    const uint64_t end = r.offset + r.n;
-    if (!groups.empty()) {
-      Group& g = groups.back();
-      if (g.path == r.path && r.offset <= g.end + kCoalesceGap &&
-          std::max(g.end, end) - g.begin <= kMaxCoalescedBytes) {
-        g.end = std::max(g.end, end);
-        g.members.push_back(i);
-        continue;
-      }
-    }
-    groups.push_back({r.path, r.offset, end, {i}});
+    out[i] = Error::InvalidArgument(
+        fmt::format("{}: read of {} at {} overflows", Where(r.path), r.n, r.offset));
   }
-  auto run = [&](const Group& g) {
+  auto run = [&](const PlannedGet& g) {
     Result<ByteVec> got = Read(g.path, g.begin, g.end - g.begin);
     for (size_t i : g.members) {
       if (!got.ok()) {
@@ -654,18 +649,23 @@ std::vector<Result<ByteVec>> S3Storage::ReadMany(std::span<const ReadRequest> re
       out[i] = ByteVec(from, from + static_cast<ptrdiff_t>(r.n));
     }
   };
-  const size_t workers = std::min<size_t>(config_.parallel, groups.size());
+  const size_t workers = std::min<size_t>(config_.parallel, gets.size());
   if (workers <= 1) {
-    for (const Group& g : groups) run(g);
+    for (const PlannedGet& g : gets) run(g);
     return out;
   }
+  // Each worker takes the next GET; HttpClient gives each its own handle.
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t k; (k = next.fetch_add(1)) < groups.size();) run(groups[k]);
+    for (size_t k; (k = next.fetch_add(1)) < gets.size();) run(gets[k]);
   };
   std::vector<std::thread> threads;
   threads.reserve(workers - 1);
-  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  try {
+    for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: the ones started (and this one) do it all.
+  }
   work();
   for (std::thread& t : threads) t.join();
   return out;

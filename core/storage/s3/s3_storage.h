@@ -22,6 +22,10 @@
 //   - ReadIfSmall of a file whose size is not known is one GET of its first
 //     max(max_bytes, kSmallFileBytes), which also tells its size.
 //
+// Parallelism: at most S3Config::parallel GETs are under way at once over
+// all callers (ReadMany's, footer loads', readers'), so that the buffers in
+// flight stay within parallel x the largest GET.
+//
 // Faults: 5xx, 429, connection failures and bodies shorter than the range
 // asked are retried with exponential backoff and jitter, up to
 // S3Config::max_attempts; then kIo naming the object, the HTTP status and
@@ -32,6 +36,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -74,11 +79,13 @@ class S3Storage final : public Storage {
   Result<uint64_t> Size(const std::string& path) const override;
   Result<SmallFile> ReadIfSmall(const std::string& path, uint64_t max_bytes) const override;
   // Ranges of one file closer than kCoalesceGap are fetched by one GET (the
-  // gap read through, up to kMaxCoalescedBytes); the GETs run in parallel,
-  // at most S3Config::parallel at once.
+  // gap read through), a batch being cut into about S3Config::parallel GETs
+  // of at least kMinSplitBytes and at most kMaxCoalescedBytes each
+  // (PlanGets); the GETs run on up to S3Config::parallel threads.
   std::vector<Result<ByteVec>> ReadMany(std::span<const ReadRequest> requests) const override;
   static constexpr uint64_t kCoalesceGap = uint64_t{64} << 10;
   static constexpr uint64_t kMaxCoalescedBytes = uint64_t{16} << 20;
+  static constexpr uint64_t kMinSplitBytes = uint64_t{256} << 10;
   static constexpr uint64_t kSmallFileBytes = uint64_t{64} << 10;
   static constexpr uint64_t kSmallCacheBytes = uint64_t{32} << 20;
   Result<std::vector<DirEntry>> List(const std::string& dir) const override;
@@ -131,6 +138,18 @@ class S3Storage final : public Storage {
   std::shared_ptr<const ByteVec> SmallCached(const std::string& path) const;
   void KeepSmall(const std::string& path, std::shared_ptr<const ByteVec> bytes) const;
 
+  // Holds one of the S3Config::parallel GET slots for its life.
+  class GetSlot {
+   public:
+    explicit GetSlot(const S3Storage& s);
+    ~GetSlot();
+    GetSlot(const GetSlot&) = delete;
+    GetSlot& operator=(const GetSlot&) = delete;
+
+   private:
+    const S3Storage& s_;
+  };
+
   S3Location location_;
   S3Config config_;
   std::string root_;
@@ -142,6 +161,9 @@ class S3Storage final : public Storage {
   mutable std::mutex sizes_mu_;
   mutable std::unordered_map<std::string, uint64_t> sizes_;
   mutable S3Counters counters_;
+  mutable std::mutex gets_mu_;
+  mutable std::condition_variable gets_cv_;
+  mutable unsigned gets_running_ = 0;
   // Whole small files, oldest first out.
   mutable std::mutex small_mu_;
   mutable std::unordered_map<std::string, std::shared_ptr<const ByteVec>> small_;
