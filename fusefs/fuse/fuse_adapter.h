@@ -87,7 +87,7 @@ struct fuse_session;
 
 namespace tiledbfs::fusefs {
 
-struct FileHandle;  // an open file (fuse_adapter.cc)
+struct FileHandle;  // an open file (fuse_ops.h)
 struct DirHandle;   // an open directory
 
 struct AdapterOptions {
