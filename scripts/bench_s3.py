@@ -175,7 +175,6 @@ def main():
 
 def run_all(bin_dir, arrays, runs, cores, s3, proxy, mnt, names, tmp):
     env = s3.env(endpoint=proxy.endpoint)
-    view = os.path.join(bin_dir, "tiledbfs-view")
     proxy.set(latency_ms=LATENCY_MS)
 
     # ---- (1) request counts
@@ -204,7 +203,7 @@ def run_all(bin_dir, arrays, runs, cores, s3, proxy, mnt, names, tmp):
         print(f"    {name}: mount + ls -l MNT MNT/history: {c['LIST']} LISTs, {c['GET']} GETs "
               f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}), {c['HEAD']} HEADs, "
               f"{c['bytes']} bytes, {wall:.1f} s")
-        print(f"      LISTs per folder: " + ", ".join(
+        print("      LISTs per folder: " + ", ".join(
             f"{f or '/'} {n} (ceil({folder_keys(local, f)}/1000) = "
             f"{max(1, math.ceil(folder_keys(local, f) / 1000))})" for f, n in sorted(pages.items()))
               + f"; {'all equal' if not bad else 'DIFFER: ' + '; '.join(bad)}")

@@ -367,10 +367,10 @@ def check_big_mount(c, bin_dir, s3, proxy, tmp):
     want = viewer(bin_dir, local, "attributes/a.bin", None).stdout
     uri = s3.uri("big_mount")
     proxy.set()
-    d = Daemon(c, os.path.join(bin_dir, "tiledbfs"), uri, tmp.sub("big-mnt"),
-               s3.env(endpoint=proxy.endpoint), os.path.join(tmp.path, "big-mnt.log"))
-    if not d.ok:
-        d.close()
+    d = start_daemon(c, os.path.join(bin_dir, "tiledbfs"), uri, tmp.sub("big-mnt"),
+                     s3.env(endpoint=proxy.endpoint), os.path.join(tmp.path, "big-mnt.log"))
+    if not d.live:
+        d.stop()
         return
     path = os.path.join(d.mnt, "attributes", "a.bin")
     proxy.reset_counts()
@@ -383,7 +383,8 @@ def check_big_mount(c, bin_dir, s3, proxy, tmp):
     c.note(f"big_mount under faults: {'right' if got == want else got} ({injected} faults)")
     c.eq(cmt_read(path) == want, True, "big_mount healthy again: a.bin reads right")
     c.ok(d.alive(), "big_mount: the daemon survives the faults")
-    text = d.close()
+    d.stop()
+    text = d.log()
     if got == errno.EIO:
         c.ok(uri in text and "attempts" in text,
              "big_mount: the daemon logs the object and the attempts", text[-400:])
