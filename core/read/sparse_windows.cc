@@ -205,7 +205,7 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
     // Room for this one: the oldest kept window goes now (a reader still
     // holding it keeps it alive).
     std::lock_guard<std::mutex> lock(mu_);
-    if (kept_.size() >= KeptMost()) DropOldest();
+    if (kept_.size() >= KeptMost()) kept_.erase(kept_.begin());
   }
   const auto [lo, hi] = Rows(w);
   std::vector<PackedTile> tiles;
@@ -214,10 +214,14 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
   }
   if (carry_for_ != w) carry_.clear();
   carry_for_ = SIZE_MAX;
-  const bool reused = spare_.capacity() > 0;
+  std::vector<uint64_t> spare;
+  {
+    std::lock_guard<std::mutex> lock(spare_->mu);
+    spare.swap(spare_->cells);
+  }
+  const bool reused = spare.capacity() > 0;
   ASSIGN_OR_RETURN(std::optional<std::vector<uint64_t>> cells,
-                   BuildPackedCells(*in_, plan_, tiles, lo, hi, &carry_, std::move(spare_)));
-  spare_ = {};
+                   BuildPackedCells(*in_, plan_, tiles, lo, hi, &carry_, std::move(spare)));
   if (!cells) {
     carry_.clear();
     return Error::Corrupt(fmt::format(
@@ -226,7 +230,7 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
         w, starts_.size(), in_->schema->dimensions[0].name));
   }
   carry_for_ = w + 1;
-  auto index = std::make_shared<CellIndex>(MakePackedIndex(plan_, std::move(*cells)));
+  std::shared_ptr<CellIndex> index = Keep(MakePackedIndex(plan_, std::move(*cells)));
   // Counted for the first time: where the tiles ending in it end, from
   // their rectangles' upper corners (TileEnds; only builds change ends_).
   std::vector<std::pair<uint64_t, size_t>> ended;
@@ -261,18 +265,18 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
   ++builds_;
   reuses_ += reused ? 1 : 0;
   kept_.emplace_back(w, index);
-  if (kept_.size() > KeptMost()) DropOldest();
+  if (kept_.size() > KeptMost()) kept_.erase(kept_.begin());
   return Part{std::move(index), first};
 }
 
-void SparseWindows::DropOldest() const {
-  std::shared_ptr<CellIndex>& oldest = kept_.front().second;
-  // Held by nothing else, it cannot be taken again: every copy is made
-  // from kept_ under mu_, or is the builder's own (build_mu_).
-  if (oldest.use_count() == 1 && oldest->packed.capacity() > spare_.capacity()) {
-    spare_ = std::move(oldest->packed);
-  }
-  kept_.erase(kept_.begin());
+std::shared_ptr<CellIndex> SparseWindows::Keep(CellIndex index) const {
+  auto give_back = [spare = spare_](CellIndex* gone) {
+    std::unique_ptr<CellIndex> freed(gone);
+    std::lock_guard<std::mutex> lock(spare->mu);
+    if (gone->packed.capacity() > spare->cells.capacity()) spare->cells.swap(gone->packed);
+  };
+  // On a failed allocation the shared_ptr calls give_back itself.
+  return std::shared_ptr<CellIndex>(new CellIndex(std::move(index)), give_back);
 }
 
 Result<SparseWindows::Part> SparseWindows::Get(size_t w) const {

@@ -120,14 +120,18 @@ class SparseWindows {
   mutable std::mutex build_mu_;  // one build at a time; guards the carry
   mutable CoordCarry carry_;
   mutable size_t carry_for_ = SIZE_MAX;  // the window carry_ was left for
-  // The packed cells of the last window dropped that no reader held, for
-  // the next build to fill (build_mu_): a window's 16 MiB taken fresh from
-  // the system each time would be page faults.
-  mutable std::vector<uint64_t> spare_;
-
-  // Drops the oldest kept window (mu_ and build_mu_ held), its memory to
-  // spare_ when nothing else holds it.
-  void DropOldest() const;
+  // The packed cells of the last window nothing holds any more, for the
+  // next build to fill: a window's 16 MiB taken fresh from the system each
+  // time would be page faults. A window's index gives its cells here as
+  // its last holder lets it go (its deleter), which orders the reader's
+  // last look before the builder's writes; a use count read could not.
+  struct Spare {
+    std::mutex mu;
+    std::vector<uint64_t> cells;
+  };
+  std::shared_ptr<Spare> spare_ = std::make_shared<Spare>();
+  // A kept window's index, giving its cells to spare_ when let go.
+  std::shared_ptr<CellIndex> Keep(CellIndex index) const;
 
   // The windows kept: kKept, one more when building ahead.
   size_t KeptMost() const { return ahead_ ? kKept + 1 : kKept; }
