@@ -745,8 +745,10 @@ TEST(StreamedFileTest, RacingStatsShareOneLayoutPass) {
 }
 
 // Arrays made by tiledb-mkarray, large enough for several default pieces
-// (4096 cells) and layout batches (65536 cells). Each test makes only the
-// array it reads (ctest runs every test in a process of its own).
+// (4096 cells) and layout batches of kBatchCells (a quarter of the default
+// 65536, which walks the same code at a quarter of the cost: the threaded
+// tests run 200 times under load in scripts/stress.sh). Each test makes
+// only the array it reads (ctest runs every test in a process of its own).
 class GeneratedArrayTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -776,7 +778,7 @@ class GeneratedArrayTest : public ::testing::Test {
   }
 
   // Root view: both fragments, more than one layout batch (kSparseCells1 +
-  // kSparseCells2 > 65536 cells), so are the views of the first fragment
+  // kSparseCells2 > kBatchCells), so are the views of the first fragment
   // and of the first instant; the second fragment spans many pieces.
   static fs::path MakeSparse() {
     fs::path a = dir_ / "sparse";
@@ -797,29 +799,35 @@ class GeneratedArrayTest : public ::testing::Test {
     return ok ? a : fs::path();
   }
 
-  // 400 x 400 cells (160000: three batches), overwritten in part.
+  // 200 x 200 cells (40000: three batches), overwritten in part.
   static fs::path MakeDense() {
     fs::path a = dir_ / "dense";
     std::ofstream((dir_ / "dense.json").string()) << R"({
       "array_type": "dense",
-      "dims": [{"name": "y", "type": "INT32", "domain": [0, 399], "tile_extent": 64},
-               {"name": "x", "type": "INT32", "domain": [0, 399], "tile_extent": 100}],
+      "dims": [{"name": "y", "type": "INT32", "domain": [0, 199], "tile_extent": 32},
+               {"name": "x", "type": "INT32", "domain": [0, 199], "tile_extent": 50}],
       "attrs": [{"name": "f", "type": "FLOAT32"},
                 {"name": "b", "type": "BLOB", "cell_val_num": 4294967295, "var": true}]})";
     bool ok = Run("create " + a.string() + " --schema " + (dir_ / "dense.json").string()) &&
               Run("write " + a.string() + " --timestamp 10 --synthetic 3") &&
-              Run("write " + a.string() + " --timestamp 20 --synthetic 4 --subarray 50:250,30:330");
+              Run("write " + a.string() + " --timestamp 20 --synthetic 4 --subarray 25:125,15:165");
     return ok ? a : fs::path();
   }
 
+  static constexpr uint64_t kBatchCells = 16384;
 #if defined(__SANITIZE_ADDRESS__)
   // Smaller under the sanitizers (the suite must fit CI's time), still over
   // one batch in the root view and in the first fragment's.
-  static constexpr uint64_t kSparseCells1 = 70000, kSparseCells2 = 12000;
+  static constexpr uint64_t kSparseCells1 = 17500, kSparseCells2 = 3000;
 #else
-  static constexpr uint64_t kSparseCells1 = 90000, kSparseCells2 = 60000;
+  static constexpr uint64_t kSparseCells1 = 22500, kSparseCells2 = 15000;
 #endif
-  static_assert(kSparseCells1 > 65536);
+  static_assert(kSparseCells1 > kBatchCells);
+  static TreeOptions Options() {
+    TreeOptions options;
+    options.layout_batch_cells = kBatchCells;
+    return options;
+  }
 
   static inline std::string mk_;
   static inline fs::path dir_;
@@ -828,13 +836,13 @@ class GeneratedArrayTest : public ::testing::Test {
 TEST_F(GeneratedArrayTest, SparseMultiBatchFilesEqualWholeRendering) {
   fs::path a = MakeSparse();
   ASSERT_FALSE(a.empty()) << "tiledb-mkarray failed";
-  CheckArray({a.string(), std::nullopt}, TreeOptions{}, 60, 2);
+  CheckArray({a.string(), std::nullopt}, Options(), 60, 2);
 }
 
 TEST_F(GeneratedArrayTest, DenseMultiBatchFilesEqualWholeRendering) {
   fs::path a = MakeDense();
   ASSERT_FALSE(a.empty()) << "tiledb-mkarray failed";
-  CheckArray({a.string(), std::nullopt}, TreeOptions{}, 60, 2);
+  CheckArray({a.string(), std::nullopt}, Options(), 60, 2);
 }
 
 }  // namespace
