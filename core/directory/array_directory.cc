@@ -407,4 +407,48 @@ Result<ArrayListing> ListArray(const Storage& storage, const Limits& limits) {
   return out;
 }
 
+bool OnlyAppended(const ArrayListing& before, uint64_t latest, const ArrayListing& after) {
+  bool ok = true;
+  // Every key of `before` is in `after`; keys new in `after` start after
+  // `latest`.
+  auto check = [&](const auto& old_items, const auto& new_items, auto key_of, auto t1_of) {
+    std::set<std::string> old_keys;
+    for (const auto& x : old_items) old_keys.insert(key_of(x));
+    size_t kept = 0;
+    for (const auto& x : new_items) {
+      if (old_keys.count(key_of(x)) != 0) {
+        ++kept;
+      } else if (t1_of(x) <= latest) {
+        ok = false;
+      }
+    }
+    if (kept != old_keys.size()) ok = false;
+  };
+  check(
+      before.schemas, after.schemas, [](const SchemaFile& f) { return f.path; },
+      [](const SchemaFile& f) { return f.t1; });
+  check(
+      before.fragments, after.fragments, [](const FragmentEntry& f) { return f.dir; },
+      [](const FragmentEntry& f) { return f.name.t1; });
+  check(
+      before.conditions, after.conditions,
+      [](const ConditionCommit& c) { return c.name.name + c.name.extension; },
+      [](const ConditionCommit& c) { return c.name.t1; });
+  check(
+      before.metadata_files, after.metadata_files,
+      [](const TimestampedName& m) { return m.name + m.extension; },
+      [](const TimestampedName& m) { return m.t1; });
+  auto vac_paths = [](const std::vector<VacuumFile>& v) {
+    std::vector<std::string> out;
+    for (const auto& f : v) out.push_back(f.path);
+    return out;
+  };
+  if (vac_paths(before.fragment_vacuums) != vac_paths(after.fragment_vacuums) ||
+      vac_paths(before.metadata_vacuums) != vac_paths(after.metadata_vacuums) ||
+      before.ignore_files != after.ignore_files) {
+    ok = false;
+  }
+  return ok;
+}
+
 }  // namespace tiledbfs::core

@@ -130,6 +130,14 @@ struct ArrayListing {
 // limits.max_metadata_bytes, kIo from the storage.
 Result<ArrayListing> ListArray(const Storage& storage, const Limits& limits = DefaultLimits());
 
+// Whether `after` only adds to `before` what happened after `latest` (the
+// newest instant of `before`), so that every view at T <= latest reads the
+// same in both: nothing committed before is gone or retired (vacuum files
+// come with consolidations, .ign files drop fragments), and everything new
+// starts after `latest`. Anything else (a consolidation, a vacuum, a write
+// at an old timestamp) may have rewritten a past view.
+bool OnlyAppended(const ArrayListing& before, uint64_t latest, const ArrayListing& after);
+
 // One entry of a consolidated commits file.
 struct ConsolidatedCommit {
   std::string path;      // as written, reduced by ReduceToStoragePath ("__commits/<n>.wrt")

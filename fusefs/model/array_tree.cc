@@ -6,13 +6,13 @@
 #include <atomic>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "core/metadata/metadata.h"
 #include "core/util/text.h"
 #include "fusefs/model/diff.h"
 #include "fusefs/model/documents.h"
 #include "fusefs/model/instant.h"
+#include "fusefs/model/names.h"
 #include "fusefs/model/slice_name.h"
 #include "fusefs/model/string_file.h"
 #include "fusefs/render/column_files.h"
@@ -70,101 +70,7 @@ bool IsDirName(const std::string& n) {
          n == "history" || n == "slice" || n == "diff";
 }
 
-// Whether `after` only adds to `before` what happened after `latest` (the
-// newest instant of `before`), so that every view at T <= latest reads the
-// same in both: nothing committed before is gone or retired (vacuum files
-// come with consolidations, .ign files drop fragments), and everything new
-// starts after `latest`. Anything else (a consolidation, a vacuum, a write
-// at an old timestamp) may have rewritten a past view.
-bool OnlyAppended(const core::ArrayListing& before, uint64_t latest,
-                  const core::ArrayListing& after) {
-  bool ok = true;
-  // Every key of `before` is in `after`; keys new in `after` start after
-  // `latest`.
-  auto check = [&](const auto& old_items, const auto& new_items, auto key_of, auto t1_of) {
-    std::set<std::string> old_keys;
-    for (const auto& x : old_items) old_keys.insert(key_of(x));
-    size_t kept = 0;
-    for (const auto& x : new_items) {
-      if (old_keys.count(key_of(x)) != 0) {
-        ++kept;
-      } else if (t1_of(x) <= latest) {
-        ok = false;
-      }
-    }
-    if (kept != old_keys.size()) ok = false;
-  };
-  check(
-      before.schemas, after.schemas, [](const core::SchemaFile& f) { return f.path; },
-      [](const core::SchemaFile& f) { return f.t1; });
-  check(
-      before.fragments, after.fragments, [](const core::FragmentEntry& f) { return f.dir; },
-      [](const core::FragmentEntry& f) { return f.name.t1; });
-  check(
-      before.conditions, after.conditions,
-      [](const core::ConditionCommit& c) { return c.name.name + c.name.extension; },
-      [](const core::ConditionCommit& c) { return c.name.t1; });
-  check(
-      before.metadata_files, after.metadata_files,
-      [](const core::TimestampedName& m) { return m.name + m.extension; },
-      [](const core::TimestampedName& m) { return m.t1; });
-  auto vac_paths = [](const std::vector<core::VacuumFile>& v) {
-    std::vector<std::string> out;
-    for (const auto& f : v) out.push_back(f.path);
-    return out;
-  };
-  if (vac_paths(before.fragment_vacuums) != vac_paths(after.fragment_vacuums) ||
-      vac_paths(before.metadata_vacuums) != vac_paths(after.metadata_vacuums) ||
-      before.ignore_files != after.ignore_files) {
-    ok = false;
-  }
-  return ok;
-}
-
 }  // namespace
-
-std::vector<std::string> SplitPath(const std::string& path) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    if (end > start) out.push_back(path.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-std::string EscapeName(const std::string& name) {
-  if (name.empty()) return "%00";
-  std::string out;
-  for (char c : name) {
-    if (c == '%')
-      out += "%25";
-    else if (c == '/')
-      out += "%2F";
-    else
-      out.push_back(c);
-  }
-  return out;
-}
-
-std::string UnescapeName(const std::string& f) {
-  if (f == "%00") return "";
-  std::string out;
-  for (size_t i = 0; i < f.size(); ++i) {
-    if (f[i] == '%' && i + 2 < f.size() + 0 && f.compare(i, 3, "%25") == 0) {
-      out.push_back('%');
-      i += 2;
-    } else if (f[i] == '%' && f.compare(i, 3, "%2F") == 0) {
-      out.push_back('/');
-      i += 2;
-    } else {
-      out.push_back(f[i]);
-    }
-  }
-  return out;
-}
 
 Result<std::unique_ptr<ArrayTree>> ArrayTree::Open(std::shared_ptr<const core::Storage> storage,
                                                    const TreeOptions& options,
@@ -191,7 +97,7 @@ Result<ArrayTree::Current> ArrayTree::CurrentArray(bool recheck) {
     ASSIGN_OR_RETURN(std::shared_ptr<core::Array> fresh, core::Array::Open(storage_, options_.key));
     ASSIGN_OR_RETURN(uint64_t latest, fresh->LatestInstant());
     fresh->set_tile_cache(caches_->tiles);
-    if (!OnlyAppended(array_->listing(), latest_, fresh->listing())) ++epoch_;
+    if (!core::OnlyAppended(array_->listing(), latest_, fresh->listing())) ++epoch_;
     array_ = std::move(fresh);
     latest_ = latest;
     ++generation_;

@@ -142,10 +142,4 @@ class ArrayTree final : public Tree {
   std::map<std::string, std::shared_ptr<PendingLayout>> pending_layouts_;
 };
 
-// Splits "a/b/c" into parts (empty path: none).
-std::vector<std::string> SplitPath(const std::string& path);
-// File name <-> field/key/member name (docs/namespace.md "Names").
-std::string EscapeName(const std::string& name);
-std::string UnescapeName(const std::string& file_name);
-
 }  // namespace tiledbfs::fusefs

@@ -11,6 +11,7 @@
 #include "core/storage/s3/s3_storage.h"
 #include "core/util/text.h"
 #include "fusefs/model/documents.h"
+#include "fusefs/model/names.h"
 #include "fusefs/model/string_file.h"
 
 namespace tiledbfs::fusefs {

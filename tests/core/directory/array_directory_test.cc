@@ -509,5 +509,34 @@ TEST(ListArray, Limits) {
   EXPECT_NE(big.error().message().find(".vac: 100 bytes"), std::string::npos);
 }
 
+// A listing only appended to keeps every past view; a consolidation, a
+// vacuum or a write at an old timestamp does not.
+TEST(OnlyAppendedTest, NewFragmentsAfterTheLatestInstantOnly) {
+  auto fragment = [](uint64_t t) {
+    FragmentEntry f;
+    f.dir = "__fragments/__" + std::to_string(t) + "_" + std::to_string(t) + "_u_22";
+    f.name.t1 = f.name.t2 = t;
+    return f;
+  };
+  ArrayListing before;
+  before.fragments = {fragment(10), fragment(20)};
+  ArrayListing after = before;
+  EXPECT_TRUE(OnlyAppended(before, 20, after));
+  after.fragments.push_back(fragment(30));
+  EXPECT_TRUE(OnlyAppended(before, 20, after));
+  ArrayListing old_write = before;
+  old_write.fragments.push_back(fragment(15));
+  EXPECT_FALSE(OnlyAppended(before, 20, old_write));
+  ArrayListing consolidated;
+  consolidated.fragments = {fragment(30)};
+  EXPECT_FALSE(OnlyAppended(before, 20, consolidated));
+  ArrayListing vacuumed = after;
+  vacuumed.fragment_vacuums.push_back(VacuumFile{"__commits/x.vac", {}, {}});
+  EXPECT_FALSE(OnlyAppended(before, 20, vacuumed));
+  ArrayListing ignored = after;
+  ignored.ignore_files.push_back("__commits/x.ign");
+  EXPECT_FALSE(OnlyAppended(before, 20, ignored));
+}
+
 }  // namespace
 }  // namespace tiledbfs::core

@@ -22,6 +22,7 @@
 #include "fusefs/model/array_tree.h"
 #include "fusefs/model/instant.h"
 #include "fusefs/model/key_file.h"
+#include "fusefs/model/names.h"
 #include "fusefs/model/streamed_file.h"
 #include "fusefs/render/column_files.h"
 #include "fusefs/render/csv.h"
