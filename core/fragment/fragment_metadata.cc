@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
+#include <utility>
 
 #include "core/fragment/legacy_fragment_metadata.h"
 #include "core/tile/generic_tile.h"
@@ -83,88 +85,19 @@ std::string FieldName(FieldRef f) {
 // Format 8 percent-encodes these characters of field names in data file
 // names. The last four codes are TileDB's own (not RFC 3986) and are what
 // is on disk.
+constexpr std::pair<char, const char*> kPercentCodes[] = {
+    {'!', "%21"}, {'#', "%23"}, {'$', "%24"}, {'%', "%25"}, {'&', "%26"},  {'\'', "%27"},
+    {'(', "%28"}, {')', "%29"}, {'*', "%2A"}, {'+', "%2B"}, {',', "%2C"},  {'/', "%2F"},
+    {':', "%3A"}, {';', "%3B"}, {'=', "%3D"}, {'?', "%3F"}, {'@', "%40"},  {'[', "%5B"},
+    {']', "%5D"}, {'"', "%22"}, {'<', "%20"}, {'>', "%2D"}, {'\\', "%30"}, {'|', "%3C"}};
+
 std::string PercentEncode(const std::string& name) {
   std::string out;
   for (char c : name) {
-    const char* code = nullptr;
-    switch (c) {
-      case '!':
-        code = "%21";
-        break;
-      case '#':
-        code = "%23";
-        break;
-      case '$':
-        code = "%24";
-        break;
-      case '%':
-        code = "%25";
-        break;
-      case '&':
-        code = "%26";
-        break;
-      case '\'':
-        code = "%27";
-        break;
-      case '(':
-        code = "%28";
-        break;
-      case ')':
-        code = "%29";
-        break;
-      case '*':
-        code = "%2A";
-        break;
-      case '+':
-        code = "%2B";
-        break;
-      case ',':
-        code = "%2C";
-        break;
-      case '/':
-        code = "%2F";
-        break;
-      case ':':
-        code = "%3A";
-        break;
-      case ';':
-        code = "%3B";
-        break;
-      case '=':
-        code = "%3D";
-        break;
-      case '?':
-        code = "%3F";
-        break;
-      case '@':
-        code = "%40";
-        break;
-      case '[':
-        code = "%5B";
-        break;
-      case ']':
-        code = "%5D";
-        break;
-      case '"':
-        code = "%22";
-        break;
-      case '<':
-        code = "%20";
-        break;
-      case '>':
-        code = "%2D";
-        break;
-      case '\\':
-        code = "%30";
-        break;
-      case '|':
-        code = "%3C";
-        break;
-      default:
-        break;
-    }
-    if (code != nullptr) {
-      out += code;
+    const auto* code = std::find_if(std::begin(kPercentCodes), std::end(kPercentCodes),
+                                    [c](const auto& pc) { return pc.first == c; });
+    if (code != std::end(kPercentCodes)) {
+      out += code->second;
     } else {
       out += c;
     }
