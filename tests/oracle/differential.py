@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 import tiledb_capi as tdb
-from make_oracle_corpus import t
+from recipe_kit import t
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # TILEDBFS_DIFF_SCALE=K: up to K times more cells per write (more tiles).
