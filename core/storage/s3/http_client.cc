@@ -68,6 +68,8 @@ size_t OnHeader(char* data, size_t size, size_t nmemb, void* user) {
   return n;
 }
 
+constexpr long kReceiveBytes = 256L << 10;
+
 bool Retryable(CURLcode code) {
   switch (code) {
     case CURLE_COULDNT_RESOLVE_HOST:
@@ -192,6 +194,9 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) const {
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   if (request.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  // Bodies of about a megabyte (tiles): 256 KiB per receive, not 16 KiB,
+  // for 16 times fewer system calls and callbacks.
+  curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, kReceiveBytes);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
