@@ -14,7 +14,7 @@
 #include "core/array/array_view.h"
 #include "core/read/tile_source.h"
 #include "core/storage/uring_reader.h"
-#include "tests/core/read/remote_storage.h"
+#include "tests/core/read/wrapped_storage.h"
 
 namespace tiledbfs::core {
 namespace {

@@ -1,4 +1,5 @@
-// A Storage over another that prefers parallel reads, as S3Storage does,
+// Storages over another, for tests: ForwardingStorage passes every call on;
+// RemoteStorage prefers parallel reads, as S3Storage does,
 // so that ReadTiles takes its remote path (tile_source.h): it counts the
 // ReadMany calls and the most bytes they had under way at once, and can
 // hold the first ReadMany until another has begun (parallel reads proven
@@ -19,10 +20,11 @@
 
 namespace tiledbfs::core {
 
-class RemoteStorage final : public Storage {
+// A Storage that passes every call on to another (tests' wrappers derive
+// from it and override what they watch).
+class ForwardingStorage : public Storage {
  public:
-  RemoteStorage(std::shared_ptr<const Storage> s, size_t parallel, bool hold_first = false)
-      : s_(std::move(s)), parallel_(parallel), hold_first_(hold_first) {}
+  explicit ForwardingStorage(std::shared_ptr<const Storage> s) : s_(std::move(s)) {}
   Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const override {
     return s_->Read(path, offset, n);
   }
@@ -33,6 +35,15 @@ class RemoteStorage final : public Storage {
   bool Exists(const std::string& path) const override { return s_->Exists(path); }
   bool IsDir(const std::string& path) const override { return s_->IsDir(path); }
   std::string root() const override { return s_->root(); }
+
+ protected:
+  std::shared_ptr<const Storage> s_;
+};
+
+class RemoteStorage final : public ForwardingStorage {
+ public:
+  RemoteStorage(std::shared_ptr<const Storage> s, size_t parallel, bool hold_first = false)
+      : ForwardingStorage(std::move(s)), parallel_(parallel), hold_first_(hold_first) {}
   size_t PreferredParallelism() const override { return parallel_; }
 
   std::vector<Result<ByteVec>> ReadMany(std::span<const ReadRequest> requests) const override {
@@ -75,7 +86,6 @@ class RemoteStorage final : public Storage {
   }
 
  private:
-  std::shared_ptr<const Storage> s_;
   size_t parallel_;
   bool hold_first_;
   mutable std::mutex mu_;

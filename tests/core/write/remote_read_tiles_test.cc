@@ -14,7 +14,7 @@
 
 #include "core/read/tile_cache.h"
 #include "core/read/tile_source.h"
-#include "tests/core/read/remote_storage.h"
+#include "tests/core/read/wrapped_storage.h"
 #include "tests/core/write/temp_array.h"
 
 namespace tiledbfs::core {
