@@ -161,10 +161,7 @@ void TileCache::AheadWorker() {
         const AheadTile& first = batch.front();
         if (next.encrypted != first.encrypted) break;
         if (remote > 0) {
-          if (batch.size() >= remote || !next.fragment ||
-              &next.fragment->storage() != &first.fragment->storage()) {
-            break;
-          }
+          if (!next.fragment || &next.fragment->storage() != &first.fragment->storage()) break;
         } else if (next.bytes > kSmallTileBytes || first.bytes > kSmallTileBytes) {
           break;
         }
@@ -186,28 +183,40 @@ void TileCache::AheadWorker() {
     }
     ahead_running_ += batch.size();
     lock.unlock();
-    // A failed decode is left for the reader, which decodes the tile again
-    // and reports the error.
-    std::vector<std::shared_ptr<const DecodedTile>> tiles(batch.size());
+    // Each tile is cached as soon as it is decoded (a reader waiting for it
+    // goes on). A failed decode is left for the reader, which decodes the
+    // tile again and reports the error.
+    std::vector<bool> ended(batch.size(), false);  // mu_
+    auto end = [&](size_t k, std::shared_ptr<const DecodedTile> tile) {
+      {
+        std::lock_guard<std::mutex> hold(mu_);
+        if (ended[k]) return;
+        ended[k] = true;
+        decoding_.erase(batch[k].key);
+        if (tile) PutLocked(batch[k].key, std::move(tile), batch[k].fragment, true);
+      }
+      decoded_.notify_all();
+    };
     try {
       requests.clear();
       for (const AheadTile& job : batch)
         requests.push_back({job.fragment.get(), job.field, job.key.tile});
-      // One thread: there is a worker per core already.
-      std::vector<Result<DecodedTile>> got = ReadTiles(requests, batch.front().encrypted, 1);
-      for (size_t k = 0; k < got.size(); ++k) {
-        if (got[k].ok()) tiles[k] = std::make_shared<const DecodedTile>(std::move(got[k]).value());
-      }
+      // One thread to decode local tiles: there is a worker per core already.
+      ReadTilesEach(requests, batch.front().encrypted, 1, [&](size_t k, Result<DecodedTile> got) {
+        std::shared_ptr<const DecodedTile> tile;
+        try {
+          if (got.ok()) tile = std::make_shared<const DecodedTile>(std::move(got).value());
+        } catch (...) {
+          // Out of memory: the reader will try again and report it.
+        }
+        end(k, std::move(tile));
+      });
     } catch (...) {
       // Out of memory: the reader will try again and report it.
     }
+    for (size_t k = 0; k < batch.size(); ++k) end(k, nullptr);
     lock.lock();
     ahead_running_ -= batch.size();
-    for (size_t k = 0; k < batch.size(); ++k) {
-      decoding_.erase(batch[k].key);
-      if (tiles[k])
-        PutLocked(batch[k].key, std::move(tiles[k]), std::move(batch[k].fragment), true);
-    }
     decoded_.notify_all();
   }
 }

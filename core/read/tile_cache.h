@@ -174,8 +174,9 @@ class TileCache {
   // arrays (no other core for the decodes to overlap the reader with) and
   // on one thread for remote ones (the round trips overlap it). A worker
   // takes small tiles many at a time, a big one alone, and tiles of a
-  // remote storage up to its PreferredParallelism at once (their GETs in
-  // parallel: ReadTiles). The tiles
+  // remote storage up to 64 (or its PreferredParallelism) at once, read in
+  // order with their GETs in parallel (ReadTilesEach), each cached as soon
+  // as it is decoded. The tiles
   // decoded ahead and not yet read, with those waiting to be, are kept to a
   // quarter of the budget over all readers (so that they do not push one
   // another out): DecodeAhead returns false, sending nothing, when `tile`

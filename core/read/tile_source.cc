@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "core/read/parallel.h"
 
@@ -233,10 +236,121 @@ constexpr uint64_t kBatchedTotalBytes = uint64_t{16} << 20;
 
 }  // namespace
 
-std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, bool encrypted,
-                                           unsigned threads) {
+namespace {
+
+// Where each read costs a round trip (S3): the tiles in order, in units of
+// consecutive tiles of at least kRemoteUnitBytes stored (one tile of that
+// or more alone), each unit's ranges read by one ReadMany (small tiles'
+// ranges coalesced into few GETs) then decoded by the thread that read it.
+// Up to parallel + 2 threads (the caller among them) take the next unit as
+// soon as they are done with theirs, so that the GETs stay under way while
+// tiles are decoded, as long as the stored bytes read or being read and not
+// yet decoded stay within kBatchedTotalBytes (one unit beyond them alone).
+constexpr uint64_t kRemoteUnitBytes = uint64_t{512} << 10;
+
+// A tile's stored bytes, counted up to kBatchedTotalBytes (a tile of that
+// or more is read alone).
+uint64_t StoredBytes(const TileFiles& f) {
+  uint64_t bytes = 0;
+  for (const TileRange* part : Parts(f)) {
+    if (part != nullptr) bytes += std::min(part->loc.size, kBatchedTotalBytes);
+  }
+  return std::min(bytes, kBatchedTotalBytes);
+}
+
+void StreamRemoteTiles(std::span<const TileRequest> tiles,
+                       const std::vector<std::optional<TileFiles>>& files, bool encrypted,
+                       const Storage& storage, size_t parallel, const TileSink& each) {
+  struct Unit {
+    size_t begin = 0, end = 0;  // tiles [begin, end), those with files
+    uint64_t bytes = 0;
+  };
+  std::vector<Unit> units;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    if (!files[i]) continue;
+    if (units.empty() || units.back().bytes >= kRemoteUnitBytes) units.push_back({i, i, 0});
+    units.back().end = i + 1;
+    units.back().bytes += StoredBytes(*files[i]);
+  }
+  std::mutex mu;
+  std::condition_variable room;
+  size_t next = 0;    // the next unit to take (mu)
+  uint64_t held = 0;  // stored bytes of the units taken and not yet decoded (mu)
+  auto work = [&] {
+    std::vector<ReadRequest> requests;
+    std::vector<std::pair<size_t, int>> dest;  // (tile, part) of each request
+    for (;;) {
+      size_t u = 0;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        room.wait(lock, [&] {
+          return next == units.size() || held == 0 ||
+                 held + units[next].bytes <= kBatchedTotalBytes;
+        });
+        if (next == units.size()) return;
+        u = next++;
+        held += units[u].bytes;
+      }
+      const Unit& unit = units[u];
+      std::vector<ReadParts> read(unit.end - unit.begin);
+      requests.clear();
+      dest.clear();
+      for (size_t i = unit.begin; i < unit.end; ++i) {
+        if (!files[i]) continue;
+        const auto parts = Parts(*files[i]);
+        for (int p = 0; p < 3; ++p) {
+          if (parts[p] == nullptr) continue;
+          requests.push_back({parts[p]->file, parts[p]->loc.offset, parts[p]->loc.size});
+          dest.emplace_back(i - unit.begin, p);
+        }
+      }
+      try {
+        std::vector<Result<ByteVec>> got = storage.ReadMany(requests);
+        for (size_t r = 0; r < got.size(); ++r) {
+          read[dest[r].first][dest[r].second] = MissingIsIo(std::move(got[r]));
+        }
+      } catch (const std::bad_alloc&) {
+        // Each tile is read again alone below (and reports what it gets).
+      }
+      for (size_t i = unit.begin; i < unit.end; ++i) {
+        if (!files[i]) continue;
+        const FragmentMetadata& frag = *tiles[i].fragment;
+        const TileFiles& f = *files[i];
+        Result<DecodedTile> out = Error::Io("not read");
+        try {
+          Result<TileBytes> b = ReadTileBytes(frag, f, &read[i - unit.begin]);
+          out = b.ok() ? DecodeTile(frag, tiles[i].tile, encrypted, f, std::move(b).value())
+                       : Result<DecodedTile>(b.error());
+        } catch (const std::bad_alloc&) {
+          out = Error::OutOfMemory(fmt::format("{}: tile {}", f.fixed.file, tiles[i].tile));
+        }
+        read[i - unit.begin] = {};
+        each(i, std::move(out));
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        held -= unit.bytes;
+      }
+      room.notify_all();
+    }
+  };
+  const size_t workers = std::min(parallel + 2, units.size());
+  std::vector<std::thread> threads;
+  threads.reserve(workers > 0 ? workers - 1 : 0);
+  try {
+    for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: the ones started (and this one) do it all.
+  }
+  work();
+  for (std::thread& t : threads) t.join();
+}
+
+}  // namespace
+
+void ReadTilesEach(std::span<const TileRequest> tiles, bool encrypted, unsigned threads,
+                   const TileSink& each) {
   const size_t n = tiles.size();
-  std::vector<std::optional<Result<DecodedTile>>> done(n);
   std::vector<std::optional<TileFiles>> files(n);
   const Storage* storage = nullptr;
   bool one_storage = true;
@@ -244,18 +358,18 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
     const FragmentMetadata& frag = *tiles[i].fragment;
     auto f = LocateTile(frag, tiles[i].field, tiles[i].tile);
     if (!f.ok()) {
-      done[i] = f.error();
+      each(i, f.error());
       continue;
     }
     files[i] = std::move(f).value();
     if (storage == nullptr) storage = &frag.storage();
     one_storage = one_storage && storage == &frag.storage();
   }
-  // Where each read costs a round trip (S3), every range goes through
-  // ReadMany (parallel, coalesced GETs), in rounds of kBatchedTotalBytes so
-  // that a round's stored bytes are decoded and dropped before the next.
   const size_t parallel = storage != nullptr ? storage->PreferredParallelism() : 1;
-  const bool remote = one_storage && parallel > 1;
+  if (one_storage && parallel > 1) {
+    StreamRemoteTiles(tiles, files, encrypted, *storage, parallel, each);
+    return;
+  }
   // Per tile, per part (fixed, var, validity): the bytes read together.
   std::vector<ReadParts> read(n);
   std::vector<ReadRequest> requests;
@@ -268,36 +382,18 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
     for (; end < n; ++end) {
       if (!files[end]) continue;
       const auto parts = Parts(*files[end]);
-      if (remote) {
-        // A round is one wave of GETs: at most `parallel` ranges, since a
-        // GET past them would wait for a free slot and double the round.
-        uint64_t bytes = 0;
-        size_t ranges = 0;
-        for (const TileRange* part : parts) {
-          if (part == nullptr) continue;
-          bytes += std::min(part->loc.size, kBatchedTotalBytes);
-          ++ranges;
-        }
-        if (end > begin &&
-            (total + bytes > kBatchedTotalBytes || requests.size() + ranges > parallel)) {
-          break;
-        }
-        total += bytes;
-      }
       for (int p = 0; p < 3; ++p) {
         if (parts[p] == nullptr) continue;
-        if (!remote) {
-          if (parts[p]->loc.size > kBatchedRangeBytes ||
-              total + parts[p]->loc.size > kBatchedTotalBytes) {
-            continue;
-          }
-          total += parts[p]->loc.size;
+        if (parts[p]->loc.size > kBatchedRangeBytes ||
+            total + parts[p]->loc.size > kBatchedTotalBytes) {
+          continue;
         }
+        total += parts[p]->loc.size;
         requests.push_back({parts[p]->file, parts[p]->loc.offset, parts[p]->loc.size});
         dest.emplace_back(end, p);
       }
     }
-    if (one_storage && (requests.size() >= 2 || (remote && !requests.empty()))) {
+    if (one_storage && requests.size() >= 2) {
       std::vector<Result<ByteVec>> got = storage->ReadMany(requests);
       for (size_t r = 0; r < got.size(); ++r) {
         read[dest[r].first][dest[r].second] = MissingIsIo(std::move(got[r]));
@@ -307,25 +403,33 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
         end - begin,
         [&](size_t k) {
           const size_t i = begin + k;
-          if (done[i]) return;
+          if (!files[i]) return;
           const FragmentMetadata& frag = *tiles[i].fragment;
           const TileFiles& f = *files[i];
+          Result<DecodedTile> out = Error::Io("not read");
           try {
             Result<TileBytes> b = ReadTileBytes(frag, f, &read[i]);
-            if (!b.ok()) {
-              done[i] = b.error();
-              return;
-            }
-            done[i] = DecodeTile(frag, tiles[i].tile, encrypted, f, std::move(b).value());
+            out = b.ok() ? DecodeTile(frag, tiles[i].tile, encrypted, f, std::move(b).value())
+                         : Result<DecodedTile>(b.error());
           } catch (const std::bad_alloc&) {
-            done[i] = Error::OutOfMemory(fmt::format("{}: tile {}", f.fixed.file, tiles[i].tile));
+            out = Error::OutOfMemory(fmt::format("{}: tile {}", f.fixed.file, tiles[i].tile));
           }
+          read[i] = {};
+          each(i, std::move(out));
         },
         threads);
     begin = end;
   }
+}
+
+std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, bool encrypted,
+                                           unsigned threads) {
+  std::vector<std::optional<Result<DecodedTile>>> done(tiles.size());
+  // Each index is handed over once, by one thread: no lock needed.
+  ReadTilesEach(tiles, encrypted, threads,
+                [&](size_t i, Result<DecodedTile> tile) { done[i] = std::move(tile); });
   std::vector<Result<DecodedTile>> out;
-  out.reserve(n);
+  out.reserve(done.size());
   for (auto& d : done) out.push_back(std::move(*d));
   return out;
 }

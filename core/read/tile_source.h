@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -71,13 +72,25 @@ struct TileRequest {
 // cells: a whole tile file) read together first (Storage::ReadMany: a few
 // system calls for many files), then every tile unfiltered, on every core.
 // Where the storage prefers parallel reads (S3: PreferredParallelism > 1),
-// every range goes through ReadMany instead, in rounds of up to 16 MiB of
-// stored bytes and PreferredParallelism ranges, each round decoded before
-// the next is read.
+// the tiles are read in order instead, in units of consecutive tiles of at
+// least 512 KiB stored (a bigger tile alone), each unit through one
+// ReadMany (its small ranges coalesced) then decoded by the thread that
+// read it, on up to PreferredParallelism + 2 threads (`threads` is then
+// not used): a thread takes the next unit as soon as it is done with its
+// own, so that GETs stay under way while tiles are decoded. The stored
+// bytes read, being read or waiting to be decoded stay within 16 MiB per
+// call (a unit beyond that alone).
 // Result i is what ReadTile gives for tiles[i], bytes or error. `threads`:
 // as ParallelFor's (0: one per core).
 std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, bool encrypted,
                                            unsigned threads = 0);
+
+// ReadTiles, handing result i to `each(i, result)` as soon as it is ready
+// instead of at the end: once per tile, from any of the threads reading,
+// several at once for different tiles.
+using TileSink = std::function<void(size_t, Result<DecodedTile>)>;
+void ReadTilesEach(std::span<const TileRequest> tiles, bool encrypted, unsigned threads,
+                   const TileSink& each);
 
 // Cells [first, first + tile.cell_num) of a tile.
 struct TilePart {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <functional>
 
 namespace tiledbfs::core::s3 {
 namespace {
@@ -13,6 +15,8 @@ std::once_flag g_curl_init;
 struct Transfer {
   HttpResponse* response;
   uint64_t max_body;
+  // Called once: at the response's status line, or at the end if none came.
+  std::function<void()> connected;
 };
 
 size_t OnBody(char* data, size_t size, size_t nmemb, void* user) {
@@ -37,6 +41,8 @@ size_t OnHeader(char* data, size_t size, size_t nmemb, void* user) {
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
   // A new status line (after a 100 Continue or a redirect) starts afresh.
   if (line.rfind("HTTP/", 0) == 0) {
+    // The server took the connection off its accept queue: its turn ends.
+    if (t->connected) std::exchange(t->connected, nullptr)();
     t->response->headers.clear();
     return n;
   }
@@ -48,9 +54,21 @@ size_t OnHeader(char* data, size_t size, size_t nmemb, void* user) {
   }
   size_t v = colon + 1;
   while (v < line.size() && (line[v] == ' ' || line[v] == '\t')) ++v;
-  t->response->headers[name] = line.substr(v);
+  std::string value = line.substr(v);
+  if (name == "content-length") {
+    // The body comes in pieces of at most 16 KiB: room for all of it (up
+    // to max_body) at once, rather than growing and copying it many times.
+    uint64_t length = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
+    if (ec == std::errc() && end == value.data() + value.size()) {
+      t->response->body.reserve(static_cast<size_t>(std::min(length, t->max_body)));
+    }
+  }
+  t->response->headers[name] = std::move(value);
   return n;
 }
+
+constexpr long kReceiveBytes = 256L << 10;
 
 bool Retryable(CURLcode code) {
   switch (code) {
@@ -107,36 +125,65 @@ HttpClient::HttpClient(Options options) : options_(options), shared_(new Shared(
 }
 
 HttpClient::~HttpClient() {
-  for (void* h : pool_) curl_easy_cleanup(static_cast<CURL*>(h));
+  for (Handle& h : pool_) curl_easy_cleanup(static_cast<CURL*>(h.curl));
   if (shared_->share != nullptr) curl_share_cleanup(shared_->share);
 }
 
-void* HttpClient::TakeHandle() const {
+HttpClient::Handle HttpClient::TakeHandle() const {
   {
     std::lock_guard<std::mutex> lock(pool_mu_);
-    if (!pool_.empty()) {
-      void* h = pool_.back();
-      pool_.pop_back();
+    // Answered handles first: they have connections to reuse.
+    auto it =
+        std::find_if(pool_.rbegin(), pool_.rend(), [](const Handle& h) { return h.answered; });
+    if (it == pool_.rend() && !pool_.empty()) it = pool_.rbegin();
+    if (it != pool_.rend()) {
+      Handle h = *it;
+      pool_.erase(std::next(it).base());
       return h;
     }
   }
-  return curl_easy_init();
+  return Handle{curl_easy_init(), false};
 }
 
-void HttpClient::GiveHandle(void* handle) const {
+void HttpClient::GiveHandle(Handle handle) const {
   std::lock_guard<std::mutex> lock(pool_mu_);
   pool_.push_back(handle);
 }
 
+uint64_t HttpClient::BeginConnect() const {
+  std::unique_lock<std::mutex> lock(pool_mu_);
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    std::erase_if(turns_, [&](const Turn& t) { return now - t.start >= kConnectTurn; });
+    if (turns_.size() < kMaxConnecting) break;
+    connect_cv_.wait_until(lock, turns_.front().start + kConnectTurn);
+  }
+  turns_.push_back({++turn_ids_, std::chrono::steady_clock::now()});
+  return turn_ids_;
+}
+
+void HttpClient::EndConnect(uint64_t turn) const {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    std::erase_if(turns_, [&](const Turn& t) { return t.id == turn; });
+  }
+  connect_cv_.notify_all();
+}
+
 HttpResponse HttpClient::Perform(const HttpRequest& request) const {
   HttpResponse response;
-  CURL* curl = static_cast<CURL*>(TakeHandle());
+  Handle handle = TakeHandle();
+  CURL* curl = static_cast<CURL*>(handle.curl);
   if (curl == nullptr) {
     response.transport_error = "cannot create a curl handle (out of memory)";
     return response;
   }
   curl_easy_reset(curl);
-  Transfer transfer{&response, request.max_body};
+  Transfer transfer{&response, request.max_body, nullptr};
+  if (!handle.answered) {
+    const uint64_t turn = BeginConnect();
+    transfer.connected = [this, turn] { EndConnect(turn); };
+  }
   curl_slist* headers = nullptr;
   for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
   // No "Accept:" and no "Expect:": S3 wants neither.
@@ -147,6 +194,9 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) const {
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   if (request.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  // Bodies of about a megabyte (tiles): 256 KiB per receive, not 16 KiB,
+  // for 16 times fewer system calls and callbacks.
+  curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, kReceiveBytes);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
@@ -170,8 +220,10 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) const {
     response.transport_error = error[0] != '\0' ? error : curl_easy_strerror(code);
     response.retryable = Retryable(code);
   }
+  if (transfer.connected) transfer.connected();  // no response
   curl_slist_free_all(headers);
-  GiveHandle(curl);
+  handle.answered = handle.answered || response.status != 0;
+  GiveHandle(handle);
   return response;
 }
 

@@ -3,8 +3,24 @@
 // cache (CURLSH), so requests reuse connections and resume TLS sessions. https is verified
 // against the system CA store; plain http is allowed (loopback stores).
 // Thread-safe: any number of threads may Perform at once.
+//
+// New connections are opened at most kMaxConnecting at a time: a handle
+// that has not yet had a response waits for a turn before its request, and
+// gives it back at its response's status line, when the request fails, or
+// kConnectTurn after it began (a server slow to answer, not to accept).
+// The kernel completes a handshake without the server, and a connection the
+// server has not accepted yet waits in its accept queue: sixteen readers'
+// first GETs at once overflow a small backlog (Python's socketserver: 5),
+// and an overflowed connection's request waits for the server's SYN-ACK
+// sent again a second later (the initial RTO). Issue 38, session 34: that
+// second, once or twice per run, was a third of a `cat` of a 1 GiB array.
+//
+// Each handle receives into a buffer of 256 KiB (libcurl's default is 16
+// KiB: 60 system calls and callbacks per megabyte of a tile).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -51,15 +67,36 @@ class HttpClient {
   // HttpResponse::transport_error with status 0.
   HttpResponse Perform(const HttpRequest& request) const;
 
+  // New connections being opened at once, over all callers, and the
+  // longest a turn to open one lasts.
+  static constexpr unsigned kMaxConnecting = 4;
+  static constexpr std::chrono::milliseconds kConnectTurn{100};
+
  private:
   struct Shared;
-  void* TakeHandle() const;
-  void GiveHandle(void* handle) const;
+  // A pooled easy handle; `answered`: it has had a response, so it holds a
+  // kept-alive connection (or knows its server answers).
+  struct Handle {
+    void* curl = nullptr;
+    bool answered = false;
+  };
+  Handle TakeHandle() const;
+  void GiveHandle(Handle handle) const;
+  // A turn to open a connection (kMaxConnecting), and its end.
+  uint64_t BeginConnect() const;
+  void EndConnect(uint64_t turn) const;
+  struct Turn {
+    uint64_t id = 0;
+    std::chrono::steady_clock::time_point start;
+  };
 
   Options options_;
   std::unique_ptr<Shared> shared_;
   mutable std::mutex pool_mu_;
-  mutable std::vector<void*> pool_;
+  mutable std::vector<Handle> pool_;
+  mutable std::condition_variable connect_cv_;
+  mutable std::vector<Turn> turns_;  // pool_mu_; oldest first
+  mutable uint64_t turn_ids_ = 0;    // pool_mu_
 };
 
 }  // namespace tiledbfs::core::s3

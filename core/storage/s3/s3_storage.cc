@@ -479,7 +479,11 @@ Result<S3Storage::Range> S3Storage::GetRange(const std::string& path, uint64_t o
         fmt::format("{}: the file is {} bytes, {} wanted at offset {} (truncated)", Where(path),
                     total, n, offset));
   };
+  // The bytes of the accepted body that are the answer, taken out of it
+  // once Send returns it.
+  std::pair<uint64_t, uint64_t> slice{0, 0};
   auto check = [&](const HttpResponse& r) -> Verdict {
+    slice = {0, 0};
     auto header = [&](const char* name) -> std::string {
       auto it = r.headers.find(name);
       return it == r.headers.end() ? std::string() : it->second;
@@ -515,7 +519,7 @@ Result<S3Storage::Range> S3Storage::GetRange(const std::string& path, uint64_t o
       }
       out.total = cr->total.value_or(offset + got);
       if (got < n && !allow_short) return {truncated(out.total), false};
-      out.bytes.assign(r.body.begin(), r.body.begin() + static_cast<ptrdiff_t>(std::min(got, n)));
+      slice = {0, std::min(got, n)};
       return {};
     }
     if (r.status == 200) {
@@ -532,10 +536,8 @@ Result<S3Storage::Range> S3Storage::GetRange(const std::string& path, uint64_t o
       }
       out.total = r.capped ? (has_length ? length : r.body.size()) : r.body.size();
       if (r.body.size() < offset + n && !allow_short) return {truncated(out.total), false};
-      const uint64_t from = std::min<uint64_t>(offset, r.body.size());
-      const uint64_t to = std::min<uint64_t>(offset + n, r.body.size());
-      out.bytes.assign(r.body.begin() + static_cast<ptrdiff_t>(from),
-                       r.body.begin() + static_cast<ptrdiff_t>(to));
+      slice.first = std::min<uint64_t>(offset, r.body.size());
+      slice.second = std::min<uint64_t>(offset + n, r.body.size());
       return {};
     }
     return {Error::Io(fmt::format("unexpected HTTP {}", r.status)), false};
@@ -546,7 +548,15 @@ Result<S3Storage::Range> S3Storage::GetRange(const std::string& path, uint64_t o
       *http_, req, [&] { return Headers(Key(path), {}, range); }, what, config_, counters_,
       [this](int a) { Backoff(a); }, check);
   if (!sent.ok()) return sent.error();
-  counters_.bytes.fetch_add(sent->body.size(), std::memory_order_relaxed);
+  ByteVec& body = sent->body;
+  counters_.bytes.fetch_add(body.size(), std::memory_order_relaxed);
+  if (slice.first == 0) {  // a ranged answer: its body, not a copy
+    body.resize(slice.second);
+    out.bytes = std::move(body);
+  } else {
+    out.bytes.assign(body.begin() + static_cast<ptrdiff_t>(slice.first),
+                     body.begin() + static_cast<ptrdiff_t>(slice.second));
+  }
   LearnSize(path, out.total);
   return out;
 }
@@ -645,6 +655,10 @@ std::vector<Result<ByteVec>> S3Storage::ReadMany(std::span<const ReadRequest> re
         continue;
       }
       const ReadRequest& r = requests[i];
+      if (g.members.size() == 1 && r.offset == g.begin && r.n == got->size()) {
+        out[i] = std::move(got);  // the GET is this read: its bytes, not a copy
+        break;
+      }
       const auto from = got->begin() + static_cast<ptrdiff_t>(r.offset - g.begin);
       out[i] = ByteVec(from, from + static_cast<ptrdiff_t>(r.n));
     }

@@ -1,7 +1,8 @@
 // ReadTiles (many tiles, their small files read together through
 // Storage::ReadMany) against ReadTile one tile at a time: every tile of
 // every field of every fragment of the corpus arrays, and the same errors
-// when tile files are lost or cut short.
+// when tile files are lost or cut short; the same through a storage that
+// prefers parallel reads (ReadTiles' remote path, RemoteStorage).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "core/array/array_view.h"
 #include "core/read/tile_source.h"
 #include "core/storage/uring_reader.h"
+#include "tests/core/read/wrapped_storage.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -102,6 +104,26 @@ TEST(ReadTilesTest, EveryCorpusTileAsReadTileGivesIt) {
   }
 }
 
+TEST(ReadTilesTest, EveryCorpusTileReadRemotelyAsReadTileGivesIt) {
+  size_t arrays = 0, remote = 0;
+  for (const auto& e : fs::directory_iterator(kArrays)) {
+    if (!e.is_directory() || e.path().filename() == "group") continue;
+    auto local = LocalStorage::Open(e.path().string());
+    ASSERT_TRUE(local.ok()) << local.error().ToString();
+    auto storage = std::make_shared<RemoteStorage>(*local, 4);
+    auto array = Array::Open(storage, KeyFor(e.path()));
+    ASSERT_TRUE(array.ok()) << e.path() << ": " << array.error().ToString();
+    auto view = (*array)->ViewAt(UINT64_MAX);
+    ASSERT_TRUE(view.ok()) << e.path() << ": " << view.error().ToString();
+    const size_t before = storage->calls();
+    ExpectSame(AllTiles(**view), KeyFor(e.path()).has_value(), e.path().filename());
+    if (storage->calls() > before) ++remote;
+    ++arrays;
+  }
+  EXPECT_GE(arrays, 20u);
+  EXPECT_GE(remote, arrays - 2) << "arrays whose tiles went through ReadMany";
+}
+
 TEST(ReadTilesTest, LostAndCutTileFilesGiveReadTilesErrors) {
   const fs::path dir =
       fs::temp_directory_path() / ("tiledbfs_read_tiles_" + std::to_string(::getpid()));
@@ -129,6 +151,15 @@ TEST(ReadTilesTest, LostAndCutTileFilesGiveReadTilesErrors) {
   size_t errors = 0;
   ExpectSame(all, false, "damaged sparse_2d", &errors);
   EXPECT_GT(errors, 2u);
+  // The same through the remote path (the footers are loaded already).
+  auto remote = std::make_shared<RemoteStorage>(*storage, 4);
+  auto again = Array::Open(remote, std::nullopt);
+  ASSERT_TRUE(again.ok()) << again.error().ToString();
+  auto remote_view = (*again)->ViewAt(UINT64_MAX);
+  ASSERT_TRUE(remote_view.ok()) << remote_view.error().ToString();
+  size_t remote_errors = 0;
+  ExpectSame(AllTiles(**remote_view), false, "damaged sparse_2d, remote", &remote_errors);
+  EXPECT_GT(remote_errors, 2u);
   fs::remove_all(dir);
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/array/array.h"
 #include "core/array/array_view.h"
+#include "tests/core/read/wrapped_storage.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -341,9 +342,9 @@ TEST(RangeReadTest, TileCacheStaysWithinBudget) {
 }
 
 // Counts reads of attribute tile files (a*.tdb under __fragments).
-class CountingStorage final : public Storage {
+class CountingStorage final : public ForwardingStorage {
  public:
-  explicit CountingStorage(std::shared_ptr<const Storage> s) : s_(std::move(s)) {}
+  explicit CountingStorage(std::shared_ptr<const Storage> s) : ForwardingStorage(std::move(s)) {}
   Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const override {
     std::string file = path.substr(path.rfind('/') + 1);
     if (path.find("__fragments/") != std::string::npos && file.size() > 4 && file[0] == 'a' &&
@@ -352,17 +353,7 @@ class CountingStorage final : public Storage {
     }
     return s_->Read(path, offset, n);
   }
-  Result<uint64_t> Size(const std::string& path) const override { return s_->Size(path); }
-  Result<std::vector<DirEntry>> List(const std::string& dir) const override {
-    return s_->List(dir);
-  }
-  bool Exists(const std::string& path) const override { return s_->Exists(path); }
-  bool IsDir(const std::string& path) const override { return s_->IsDir(path); }
-  std::string root() const override { return s_->root(); }
   mutable std::atomic<int> tile_reads{0};
-
- private:
-  std::shared_ptr<const Storage> s_;
 };
 
 // A reader that keeps its tiles between reads (ReadState) decodes each tile

@@ -1,0 +1,135 @@
+// HttpClient against a loopback server of the test's own that accepts
+// every connection, reads its request and answers only when let go: new
+// connections are opened at most kMaxConnecting at a time, a turn lasting
+// until its response (none here) or kConnectTurn, and every request is
+// answered once the server answers. The wait for the connection past the
+// turns is a hook (the server's accept), not a sleep; kConnectTurn is a
+// lower bound on when it can come, whatever the scheduling.
+#include "core/storage/s3/http_client.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tiledbfs::core::s3 {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class HoldingServer {
+ public:
+  HoldingServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
+        ::listen(fd_, 64) != 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      ADD_FAILURE() << "cannot listen on loopback";
+      return;
+    }
+    port_ = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] { Accept(); });
+  }
+  ~HoldingServer() {
+    Release();
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+    if (acceptor_.joinable()) acceptor_.join();
+    for (std::thread& t : answerers_) t.join();
+    if (fd_ >= 0) ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/x"; }
+
+  // Waits (up to 30 s) until `n` connections were accepted; when the n-th was.
+  std::optional<Clock::time_point> WaitAccepted(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, std::chrono::seconds(30), [&] { return accepted_.size() >= n; })) {
+      return std::nullopt;
+    }
+    return accepted_[n - 1];
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void Accept() {
+    for (;;) {
+      const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) return;
+      std::lock_guard<std::mutex> lock(mu_);
+      accepted_.push_back(Clock::now());
+      cv_.notify_all();
+      answerers_.emplace_back([this, c] { Answer(c); });
+    }
+  }
+  void Answer(int c) {
+    std::string request;
+    char buf[4096];
+    while (request.find("\r\n\r\n") == std::string::npos) {
+      const ssize_t n = ::read(c, buf, sizeof(buf));
+      if (n <= 0) break;
+      request.append(buf, static_cast<size_t>(n));
+    }
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return released_; });
+    }
+    const std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+    (void)!::write(c, reply.data(), reply.size());
+    ::close(c);
+  }
+
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Clock::time_point> accepted_;  // mu_
+  std::vector<std::thread> answerers_;       // mu_ (joined after the acceptor)
+  bool released_ = false;                    // mu_
+};
+
+TEST(HttpClientTest, OpensNewConnectionsAFewAtATime) {
+  HoldingServer server;
+  HttpClient http(HttpClient::Options{});
+  constexpr size_t kRequests = HttpClient::kMaxConnecting + 2;
+  const Clock::time_point begin = Clock::now();
+  std::vector<HttpResponse> got(kRequests);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < kRequests; ++i) {
+    threads.emplace_back([&, i] {
+      HttpRequest r;
+      r.url = server.url();
+      got[i] = http.Perform(r);
+    });
+  }
+  // No answer comes: the connection past the first kMaxConnecting waits
+  // for a turn to end, kConnectTurn after the first ones began.
+  auto past = server.WaitAccepted(HttpClient::kMaxConnecting + 1);
+  server.Release();
+  for (std::thread& t : threads) t.join();
+  ASSERT_TRUE(past.has_value()) << "the requests past the turns never connected";
+  EXPECT_GE(*past - begin, HttpClient::kConnectTurn);
+  for (size_t i = 0; i < kRequests; ++i) {
+    EXPECT_EQ(got[i].status, 200) << i << ": " << got[i].transport_error;
+    EXPECT_EQ(std::string(got[i].body.begin(), got[i].body.end()), "ok") << i;
+  }
+}
+
+}  // namespace
+}  // namespace tiledbfs::core::s3
