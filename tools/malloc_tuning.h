@@ -6,9 +6,11 @@
 // slower than the decoding itself. glibc reads
 // its tunables only at start-up, so the program re-executes itself once with
 // them set: big buffers stay on the heap, freed memory is kept for the next
-// tiles (up to 64 MiB), the heap of a local array is backed by transparent
-// huge pages where the kernel allows it (one fault per 2 MiB), and every
-// thread allocates from the one main heap. A GLIBC_TUNABLES the user set is left alone, and so is
+// tiles (up to 64 MiB), and every thread allocates from the one main heap.
+// No transparent huge pages: on this VM a huge page fault costs far more
+// than the 512 small ones it replaces, at times (the host takes back free
+// guest memory in 2 MiB blocks), and the heap faulted about twice its size
+// in huge pages. A GLIBC_TUNABLES the user set is left alone, and so is
 // TILEDBFS_MALLOC_TUNING=0.
 #pragma once
 
@@ -28,16 +30,9 @@ inline void ReexecWithMallocTuning(char** argv) {
   // per core they came from mmap'd side heaps that glibc unmaps as they
   // empty, so every tile faulted its pages in again. Small allocations go through each thread's
   // tcache without the arena lock.
-  std::string tunables =
+  const std::string tunables =
       "glibc.malloc.mmap_threshold=33554432:glibc.malloc.top_pad=16777216:"
       "glibc.malloc.trim_threshold=67108864:glibc.malloc.arena_max=1";
-  // Huge pages for local arrays only. Reading from S3 (issue 38, session
-  // 34), the heap's huge pages cost the daemon 0.26-0.30 s more CPU per
-  // GiB of tiles (1.28 against 0.97 s; three A/B runs on one s3rver), where
-  // the cores are shared with the server side of every GET.
-  bool s3 = false;
-  for (char** a = argv; *a != nullptr; ++a) s3 = s3 || std::string(*a).rfind("s3://", 0) == 0;
-  if (!s3) tunables = "glibc.malloc.hugetlb=1:" + tunables;
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0) {
     execv("/proc/self/exe", argv);
   }
