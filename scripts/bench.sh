@@ -450,14 +450,23 @@ read -r tfull _ < <(hf_mean "$work/s_full.json" 0)
 tile_s=$(python3 -c "print($tfull/$full_tiles)")
 s1='slice/r=0..511,c=0..255/attributes/a.bin'
 read -r n1 p1 _ < <(decoded "$d1" "$s1")
-# Short reads: more runs for a stable median.
-read -r t1 t1_min _ < <(cold $((4 * runs)) "$d1" "$s1")
+# One-tile slices of distinct tiles (a tile row of dense1's first tiles), each read once on
+# one mount that has answered a stat: each as cold as on a fresh mount, without a daemon's
+# start. Then the first read of a fresh mount, and a cat (spawn included), for comparison.
+one_tile_slices=()
+for ((k = 1; k <= 4 * runs; k++)); do
+  one_tile_slices+=("slice/r=$((k / 32 * 512))..$((k / 32 * 512 + 511)),c=$((k % 32 * 256))..$((k % 32 * 256 + 255))/attributes/a.bin")
+done
+read -r t1 t1_min _ < <(python3 "$TILEDBFS_ROOT/benchmarks/cold_read.py" --one-mount "$bin/tiledbfs" \
+  "$d1" "$mnt" "${one_tile_slices[@]}")
+read -r t1f _ _ < <(cold $((4 * runs)) "$d1" "$s1")
 cold_cat "$d1" "$work/s1.json" "$s1"
 read -r c1 _ < <(hf_mean "$work/s1.json" 0)
-printf '    dense1, one tile (%s), fresh mount\n' "$s1"
+printf '    dense1, one tile (%s and %s more tiles), each read once on one mount\n' "$s1" "$((4 * runs))"
 printf '                                                        %8s %7s   %s x one tile decode (target <= 2; tiles: target 1)\n' \
   "$(ms "$t1")" "$n1+$p1" "$(ratio "$t1" "$tile_s")"
-printf '    the same by `cat` in hyperfine (spawn included): %s ms\n' "$(ms "$c1")"
+printf '    the same, the first read of a fresh mount: %s ms (%s x); by `cat` in hyperfine (spawn included): %s ms\n' \
+  "$(ms "$t1f")" "$(ratio "$t1f" "$tile_s")" "$(ms "$c1")"
 d16=$dir/dense16
 s2='slice/r=512..1023/attributes/a.bin'
 read -r n2 p2 _ < <(decoded "$d16" "$s2")
