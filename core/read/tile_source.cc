@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -274,8 +275,9 @@ void StreamRemoteTiles(std::span<const TileRequest> tiles,
   }
   std::mutex mu;
   std::condition_variable room;
-  size_t next = 0;    // the next unit to take (mu)
-  uint64_t held = 0;  // stored bytes of the units taken and not yet decoded (mu)
+  size_t next = 0;            // the next unit to take (mu)
+  uint64_t held = 0;          // stored bytes of the units taken and not yet decoded (mu)
+  std::exception_ptr failed;  // the first exception a thread met (mu): the others stop
   auto work = [&] {
     std::vector<ReadRequest> requests;
     std::vector<std::pair<size_t, int>> dest;  // (tile, part) of each request
@@ -284,10 +286,10 @@ void StreamRemoteTiles(std::span<const TileRequest> tiles,
       {
         std::unique_lock<std::mutex> lock(mu);
         room.wait(lock, [&] {
-          return next == units.size() || held == 0 ||
+          return failed || next == units.size() || held == 0 ||
                  held + units[next].bytes <= kBatchedTotalBytes;
         });
-        if (next == units.size()) return;
+        if (failed || next == units.size()) return;
         u = next++;
         held += units[u].bytes;
       }
@@ -334,16 +336,30 @@ void StreamRemoteTiles(std::span<const TileRequest> tiles,
       room.notify_all();
     }
   };
+  // An exception (the sink's, or an allocation's) stops every thread and is
+  // thrown here once all are joined, as a call on one thread would.
+  auto guarded = [&] {
+    try {
+      work();
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!failed) failed = std::current_exception();
+      }
+      room.notify_all();
+    }
+  };
   const size_t workers = std::min(parallel + 2, units.size());
   std::vector<std::thread> threads;
   threads.reserve(workers > 0 ? workers - 1 : 0);
   try {
-    for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+    for (size_t w = 1; w < workers; ++w) threads.emplace_back(guarded);
   } catch (const std::system_error&) {
     // No more threads to be had: the ones started (and this one) do it all.
   }
-  work();
+  guarded();
   for (std::thread& t : threads) t.join();
+  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "core/read/tile_cache.h"
@@ -93,6 +94,21 @@ TEST_F(RemoteReadTilesTest, EachTileOnceAsReadTileGivesIt) {
   EXPECT_EQ(storage_->calls() - before, kTiles / 4);
   EXPECT_EQ(storage_->read_bytes() - read_before, stored_);
   EXPECT_LE(storage_->peak_bytes(), uint64_t{16} << 20);
+}
+
+// A sink that throws stops every reading thread; the exception comes out of
+// the call once they are joined (no hang, no std::terminate).
+TEST_F(RemoteReadTilesTest, ASinkThatThrowsStopsTheCall) {
+  ASSERT_NO_FATAL_FAILURE(Open(false));
+  std::atomic<int> handed{0};
+  EXPECT_THROW(ReadTilesEach(tiles_, false, 0,
+                             [&](size_t i, Result<DecodedTile>) {
+                               ++handed;
+                               if (i == 5) throw std::runtime_error("sink full");
+                             }),
+               std::runtime_error);
+  EXPECT_GE(handed.load(), 1);
+  EXPECT_LE(handed.load(), static_cast<int>(kTiles));
 }
 
 TEST_F(RemoteReadTilesTest, AUnitIsReadWhileAnotherIsUnderWay) {
