@@ -22,7 +22,7 @@ folders again (they would be, once per s3_recheck, by design).
       under way together) until head returns (limit 3);
   (4) daemon peak RSS (VmHWM) while 8 readers cat 8 different files of
       dense16 from S3 at once, against cache_size + 64 MiB + the in-flight
-      buffers: a ReadTiles round (16 MiB of stored bytes) per reader and per
+      buffers: a ReadTiles call's stored bytes in flight (16 MiB) per reader and per
       decode-ahead worker (one per core);
   (5) issue 39 benchmark 4: bytes of a0.tdb fetched by a cat of a one-tile
       slice of dense1 against that tile's stored bytes (limit: equal).
@@ -45,7 +45,7 @@ LATENCY_MS = 10
 PARALLEL = 16  # the default -o s3_parallel
 CACHE = "256M"
 CACHE_MIB = 256
-ROUND_MIB = 16  # a ReadTiles round's stored bytes (core/read/tile_source.cc)
+INFLIGHT_MIB = 16  # stored bytes a ReadTiles call holds in flight (core/read/tile_source.cc)
 
 
 def tile_sizes(path):
@@ -297,13 +297,13 @@ def run_all(bin_dir, arrays, runs, cores, s3, proxy, mnt, names, tmp):
         took = time.monotonic() - t0
         hwm = m.hwm_kib()
         m.close()
-        inflight = ROUND_MIB * (len(files) + cores)
+        inflight = INFLIGHT_MIB * (len(files) + cores)
         limit = CACHE_MIB + 64 + inflight
         print(f"  (4) daemon peak RSS, 8 readers cat 8 files of dense16 from S3 at once: "
               f"VmHWM {hwm // 1024} MiB (idle {idle // 1024} MiB), {took:.1f} s"
               f"{f', {fails} READERS FAILED' if fails else ''}")
         print(f"    {hwm / 1024 / limit:.2f} x (cache_size {CACHE} + 64 MiB + in-flight "
-              f"{ROUND_MIB} MiB x ({len(files)} readers + {cores} ahead workers) = {limit} MiB; "
+              f"{INFLIGHT_MIB} MiB x ({len(files)} readers + {cores} ahead workers) = {limit} MiB; "
               f"limit 1)")
     else:
         print("  (4) dense16: SKIPPED, missing")

@@ -152,8 +152,9 @@ void TileCache::AheadWorker() {
     ahead_ready_.wait(lock, [&] { return stopping_ || !ahead_queue_.empty(); });
     if (stopping_) return;
     batch.clear();
-    // Where each read is a round trip (S3), up to PreferredParallelism tiles
-    // of one storage, big or small, so that their GETs run at once.
+    // Where each read is a round trip (S3), up to kBatchTiles tiles (or
+    // PreferredParallelism, if more) of one storage, big or small: read in
+    // order, their GETs under way at once (ReadTilesEach).
     size_t remote = 0;
     while (!ahead_queue_.empty() && batch.size() < std::max(kBatchTiles, remote)) {
       const AheadTile& next = ahead_queue_.front();
