@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test that starts threads (tile cache and decode ahead, sparse
 # windows built ahead, parallel decode and layout passes, streamed files,
-# refresh after writes, inode tables and listings under concurrent use)
+# refresh after writes, inode tables and listings under concurrent use,
+# remote reads streamed over several connections)
 # REPEATS times each, while two CPU hogs keep the cores busy, to find tests
 # that depend on thread scheduling or timing (issue 41). Each test binary
 # runs its threaded tests with --gtest_repeat (a process per repeat, as
@@ -22,7 +23,7 @@ suites=(PartialReadTest ReleaseTilesTest SparseWindowsWrittenTest SparseWindowsT
   StreamedFileTest GeneratedArrayTest TreeTest RefreshTest RefreshVacuumTest InodeTable Listings
   KernelCache FuseAdapter ManyFragmentsReadTest DuplicateCellsTest RangeReadTest StoredOrderTest
   StoredCellsTest StreamTest ArrayWriteTest CorpusFragments DamagedArrayTest GroupMemberViewTest
-  LocalStorageTest)
+  LocalStorageTest ReadTilesTest RemoteReadTilesTest HttpClientTest)
 filter=${STRESS_FILTER:-$(printf '%s.*:' "${suites[@]}")}
 [ -n "${STRESS_EXCLUDE:-}" ] && filter="$filter-$STRESS_EXCLUDE"
 
