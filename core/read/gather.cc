@@ -409,10 +409,14 @@ Status AttributeGather::Take(const CellRef& r, uint64_t last_pos, Slot& slot) {
   }
   if (!tile && r_.parts) return TakePart(key, r, last_pos, slot);
   if (!tile) {
-    ASSIGN_OR_RETURN(DecodedTile t, ReadTile(frag, FieldRef::Attribute(field_[r.fragment]), r.tile,
-                                             ctx_.in.encrypted));
-    tile = ctx_.cache.Put(key, std::make_shared<const DecodedTile>(std::move(t)),
-                          ctx_.in.fragments[r.fragment]);
+    // Claimed: a decode-ahead worker that has the tile queued skips it.
+    ASSIGN_OR_RETURN(tile, ctx_.cache.GetOrDecode(
+                               key,
+                               [&] {
+                                 return ReadTile(frag, FieldRef::Attribute(field_[r.fragment]),
+                                                 r.tile, ctx_.in.encrypted);
+                               },
+                               ctx_.in.fragments[r.fragment]));
   }
   if (!var_ && tile->cell_size != cs_) {
     return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",

@@ -58,6 +58,29 @@ std::shared_ptr<const DecodedTile> TileCache::EndDecode(
   return result;
 }
 
+Result<std::shared_ptr<const DecodedTile>> TileCache::GetOrDecode(
+    const TileKey& key, const std::function<Result<DecodedTile>()>& decode,
+    std::shared_ptr<const FragmentMetadata> fragment) {
+  // Not claimed: cached (Get gives it), or being decoded (Get waits). Again
+  // if it was dropped from the cache in between.
+  while (!BeginDecode(key)) {
+    if (auto tile = Get(key)) return tile;
+  }
+  std::shared_ptr<const DecodedTile> tile;
+  try {
+    Result<DecodedTile> got = decode();
+    if (!got.ok()) {
+      EndDecode(key, nullptr, nullptr);
+      return got.error();
+    }
+    tile = std::make_shared<const DecodedTile>(std::move(got).value());
+  } catch (...) {
+    EndDecode(key, nullptr, nullptr);  // the claim ends, or its waiters wait forever
+    throw;
+  }
+  return EndDecode(key, std::move(tile), std::move(fragment));
+}
+
 std::shared_ptr<const DecodedTile> TileCache::Put(
     const TileKey& key, std::shared_ptr<const DecodedTile> tile,
     std::shared_ptr<const FragmentMetadata> fragment) {

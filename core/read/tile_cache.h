@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -167,6 +168,13 @@ class TileCache {
   std::shared_ptr<const DecodedTile> EndDecode(const TileKey& key,
                                                std::shared_ptr<const DecodedTile> tile,
                                                std::shared_ptr<const FragmentMetadata> fragment);
+  // The tile cached under `key`, else `decode`'s, put in the cache. The
+  // decode is claimed (BeginDecode) so that no one else decodes the tile
+  // meanwhile; a tile being decoded (ahead, or by another reader) is
+  // waited for instead. Errors: decode's.
+  Result<std::shared_ptr<const DecodedTile>> GetOrDecode(
+      const TileKey& key, const std::function<Result<DecodedTile>()>& decode,
+      std::shared_ptr<const FragmentMetadata> fragment);
 
   // Decoding ahead of sequential readers, on a thread per usable core
   // started on first use, at a lower priority than the readers (nice 10

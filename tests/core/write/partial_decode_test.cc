@@ -9,12 +9,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/array/array.h"
@@ -25,6 +28,7 @@
 #include "core/write/fragment_writer.h"
 #include "core/write/schema_writer.h"
 #include "core/write/synthetic.h"
+#include "tests/core/read/wrapped_storage.h"
 #include "tests/core/write/temp_array.h"
 
 namespace tiledbfs::core {
@@ -517,6 +521,77 @@ TEST_F(PartialReadTest, DecodingAheadLeavesErrorsToTheReader) {
     ASSERT_TRUE(v->ReadFieldRange("s", 0, 10, &s).ok());
     // Dropped at once, decodes still waiting.
   }
+}
+
+// A Storage whose first Read of `path` waits, once it has begun, until
+// Release (or 10 s, so that a failing test cannot hang).
+class HoldingStorage final : public ForwardingStorage {
+ public:
+  HoldingStorage(std::shared_ptr<const Storage> s, std::string path)
+      : ForwardingStorage(std::move(s)), path_(std::move(path)) {}
+  Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const override {
+    if (path == path_) {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!entered_) {
+        entered_ = true;
+        cv_.notify_all();
+        cv_.wait_for(lock, std::chrono::seconds(10), [&] { return released_; });
+      }
+    }
+    return ForwardingStorage::Read(path, offset, n);
+  }
+  void WaitEntered() const {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return entered_; });
+  }
+  void Release() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::string path_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable bool entered_ = false, released_ = false;
+};
+
+// A reader that decodes a tile itself claims it for the time of the decode
+// (TileCache::BeginDecode): a decode-ahead worker that has the same tile
+// queued skips it, instead of decoding it a second time (which made the
+// tiles counted for one slice vary from run to run).
+TEST_F(PartialReadTest, AReaderClaimsTheTileItDecodes) {
+  auto cache = std::make_shared<TileCache>(64 << 20, 2);
+  const std::string file = [&] {
+    auto v = array_.View();
+    return v->fragments()[0]->DataFile(
+        FieldRef::Attribute(v->fragments()[0]->schema().AttributeIndex("f")));
+  }();
+  auto local = LocalStorage::Open(root_.string());
+  ASSERT_TRUE(local.ok());
+  auto holding = std::make_shared<HoldingStorage>(*local, file);
+  auto view = array_.ViewOver(holding, UINT64_MAX, cache);
+  ASSERT_NE(view, nullptr);
+  const FragmentMetadata& frag = *view->fragments()[0];
+  const TileKey key{&frag, frag.FieldIndex(FieldRef::Attribute(frag.schema().AttributeIndex("f"))),
+                    0};
+  // Cells 0-9: one tile, the first of the oldest fragment (rows 0-127).
+  ReadState state;
+  Result<Column> got = Error::Io("not read");
+  std::thread reader([&] { got = view->ReadFieldRange("f", 0, 10, &state); });
+  holding->WaitEntered();
+  const bool claimed = !cache->BeginDecode(key);
+  EXPECT_TRUE(claimed) << "a tile under decode by its reader was free to decode again";
+  if (!claimed) cache->EndDecode(key, nullptr, nullptr);
+  holding->Release();
+  reader.join();
+  ASSERT_TRUE(got.ok()) << got.error().ToString();
+  std::shared_ptr<TileCache> other;
+  auto whole = View(64 << 20, &other)->ReadFieldRange("f", 0, 10, nullptr);
+  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+  EXPECT_EQ(got->data, whole->data);
+  EXPECT_TRUE(cache->Get(key) != nullptr);  // cached when the claim ended
 }
 
 // Tile files vacuumed away under an open view: reads fail with kIo naming

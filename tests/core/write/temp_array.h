@@ -70,7 +70,13 @@ class TempArray {
     auto storage = LocalStorage::Open(root_.string());
     EXPECT_TRUE(storage.ok());
     if (!storage.ok()) return nullptr;
-    auto array = Array::Open(*storage, std::nullopt);
+    return ViewOver(*storage, t, std::move(cache));
+  }
+
+  // The same through `storage` (a test's wrapper over this folder's).
+  std::shared_ptr<const ArrayView> ViewOver(std::shared_ptr<const Storage> storage, uint64_t t,
+                                            std::shared_ptr<TileCache> cache) {
+    auto array = Array::Open(std::move(storage), std::nullopt);
     EXPECT_TRUE(array.ok()) << array.error().ToString();
     if (!array.ok()) return nullptr;
     if (cache) (*array)->set_tile_cache(std::move(cache));
