@@ -234,6 +234,9 @@ namespace {
 // the bytes), up to a total that bounds what a batch holds before decoding.
 constexpr uint64_t kBatchedRangeBytes = uint64_t{64} << 10;
 constexpr uint64_t kBatchedTotalBytes = uint64_t{16} << 20;
+// Tiles of fewer stored bytes in all are decoded on the calling thread: a
+// thread's start and join (about 50 us here) cost more than it would save.
+constexpr uint64_t kParallelDecodeBytes = uint64_t{64} << 10;
 
 }  // namespace
 
@@ -409,6 +412,10 @@ void ReadTilesEach(std::span<const TileRequest> tiles, bool encrypted, unsigned 
         dest.emplace_back(end, p);
       }
     }
+    uint64_t stored = 0;
+    for (size_t i = begin; i < end && stored < kParallelDecodeBytes; ++i) {
+      if (files[i]) stored += StoredBytes(*files[i]);
+    }
     if (one_storage && requests.size() >= 2) {
       std::vector<Result<ByteVec>> got = storage->ReadMany(requests);
       for (size_t r = 0; r < got.size(); ++r) {
@@ -433,7 +440,7 @@ void ReadTilesEach(std::span<const TileRequest> tiles, bool encrypted, unsigned 
           read[i] = {};
           each(i, std::move(out));
         },
-        threads);
+        stored < kParallelDecodeBytes ? 1 : threads);
     begin = end;
   }
 }
