@@ -4,7 +4,8 @@
 // ReadMany calls and the most bytes they had under way at once, and can
 // hold the first ReadMany until another has begun (parallel reads proven
 // without timing: a reader that reads one unit at a time never meets it;
-// it is let go after 10 s, unmet).
+// it is let go after 10 s, unmet); HoldingStorage holds the first Read
+// of one file until the test lets it go.
 #pragma once
 
 #include <algorithm>
@@ -38,6 +39,40 @@ class ForwardingStorage : public Storage {
 
  protected:
   std::shared_ptr<const Storage> s_;
+};
+
+// A Storage whose first Read of `path` waits, once it has begun, until
+// Release (or 10 s, so that a failing test cannot hang).
+class HoldingStorage final : public ForwardingStorage {
+ public:
+  HoldingStorage(std::shared_ptr<const Storage> s, std::string path)
+      : ForwardingStorage(std::move(s)), path_(std::move(path)) {}
+  Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const override {
+    if (path == path_) {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!entered_) {
+        entered_ = true;
+        cv_.notify_all();
+        cv_.wait_for(lock, std::chrono::seconds(10), [&] { return released_; });
+      }
+    }
+    return ForwardingStorage::Read(path, offset, n);
+  }
+  void WaitEntered() const {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return entered_; });
+  }
+  void Release() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::string path_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable bool entered_ = false, released_ = false;
 };
 
 class RemoteStorage final : public ForwardingStorage {

@@ -9,8 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -522,40 +520,6 @@ TEST_F(PartialReadTest, DecodingAheadLeavesErrorsToTheReader) {
     // Dropped at once, decodes still waiting.
   }
 }
-
-// A Storage whose first Read of `path` waits, once it has begun, until
-// Release (or 10 s, so that a failing test cannot hang).
-class HoldingStorage final : public ForwardingStorage {
- public:
-  HoldingStorage(std::shared_ptr<const Storage> s, std::string path)
-      : ForwardingStorage(std::move(s)), path_(std::move(path)) {}
-  Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const override {
-    if (path == path_) {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (!entered_) {
-        entered_ = true;
-        cv_.notify_all();
-        cv_.wait_for(lock, std::chrono::seconds(10), [&] { return released_; });
-      }
-    }
-    return ForwardingStorage::Read(path, offset, n);
-  }
-  void WaitEntered() const {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return entered_; });
-  }
-  void Release() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    released_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::string path_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  mutable bool entered_ = false, released_ = false;
-};
 
 // A reader that decodes a tile itself claims it for the time of the decode
 // (TileCache::BeginDecode): a decode-ahead worker that has the same tile
