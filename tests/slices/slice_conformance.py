@@ -15,7 +15,8 @@ two cells, and for sparse arrays a box holding no cells. Every field's
 checked, and a dense .npy's shape. Names that must not resolve (unknown
 dimension, lo > hi, outside the domain, no '=') must fail.
 
-  slice_conformance.py (--viewer VIEW | --mount TILEDBFS) [--seed N] [--boxes K] CORPUS [NAMES...]
+  slice_conformance.py (--viewer VIEW | --mount TILEDBFS) [--seed N] [--boxes K]
+                       [--max-views V] CORPUS [NAMES...]
 
 Prints a FAIL line per box that fails, then 'N passed, M failed'.
 """
@@ -391,6 +392,8 @@ def main():
     g.add_argument("--mount")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("TILEDBFS_SLICE_SEED", "1")))
     ap.add_argument("--boxes", type=int, default=4)
+    ap.add_argument("--max-views", type=int, default=0,
+                    help="views per array at most, the latest always among them (sampled, seeded; 0: all)")
     ap.add_argument("corpus")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
@@ -409,7 +412,13 @@ def main():
         try:
             for item in unit.arrays:
                 array_schema = conf.load_json(item.exp / "schema.json")
-                for vdir in conf.views_of(item.exp):
+                vdirs = list(conf.views_of(item.exp))
+                if a.max_views and len(vdirs) > a.max_views:
+                    pick = random.Random(f"{a.seed}/{conf.label(item, unit)}")
+                    older = [v for v in vdirs if v.name != "latest"]
+                    keep = set(pick.sample(older, a.max_views - 1)) | {v for v in vdirs if v.name == "latest"}
+                    vdirs = [v for v in vdirs if v in keep]
+                for vdir in vdirs:
                     what = f"{conf.label(item, unit)} view {vdir.name}"
                     vp = item.prefix + ("" if vdir.name == "latest" else f"history/{vdir.name}/")
                     try:
