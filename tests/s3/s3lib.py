@@ -101,7 +101,7 @@ class S3Server:
     def uri(self, key_prefix=""):
         return f"s3://{self.bucket}/{key_prefix}".rstrip("/")
 
-    def upload_tree(self, local, key_prefix, workers=1):
+    def upload_tree(self, local, key_prefix, workers=4):
         """PUTs every file below `local` as key_prefix/<relative path>, on
         `workers` connections at once. (S3 has no empty folders: they are not
         uploaded.) Returns the count."""
