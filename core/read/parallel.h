@@ -21,9 +21,7 @@ bool LowerThreadPriority(int nice);
 
 // Calls fn(0) ... fn(n - 1), spread over up to `threads` threads (the
 // caller's included; 0: one per usable core). Returns when all calls have
-// returned. fn must not throw. The other threads are helpers kept between
-// calls, of the caller's nice value; the caller works too, so a call made
-// from within fn (or with every helper busy) still finishes.
+// returned. fn must not throw.
 void ParallelFor(size_t n, const std::function<void(size_t)>& fn, unsigned threads = 0);
 
 }  // namespace tiledbfs::core

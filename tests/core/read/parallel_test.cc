@@ -1,24 +1,19 @@
 // UsableCores follows the CPU affinity, and what sizes itself by it: a tile
 // cache held to one core decodes nothing ahead, ParallelFor runs on the
-// caller alone. ParallelFor's helpers: kept between calls, of the caller's
-// nice value, never waited on by nested calls, started anew after a fork.
+// caller alone.
 #include "core/read/parallel.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <latch>
 #include <mutex>
 #include <set>
 #include <thread>
-#include <vector>
 
 #include "core/read/tile_cache.h"
 
@@ -40,33 +35,6 @@ void OnOneCpu(Fn fn) {
     fn();
   });
   t.join();
-}
-
-int NiceOfThisThread() {
-  errno = 0;
-  const int n = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
-  EXPECT_EQ(errno, 0);
-  return n;
-}
-
-// ParallelFor(n) whose calls each wait for all n to have started, so that n
-// threads must run them at once; returns the kernel thread ids that did.
-std::set<pid_t> RunOnNThreads(size_t n, std::vector<int>* nice = nullptr) {
-  std::latch all_started(static_cast<std::ptrdiff_t>(n));
-  std::mutex mu;
-  std::set<pid_t> tids;
-  ParallelFor(
-      n,
-      [&](size_t) {
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          tids.insert(gettid());
-          if (nice != nullptr) nice->push_back(NiceOfThisThread());
-        }
-        all_started.arrive_and_wait();
-      },
-      static_cast<unsigned>(n));
-  return tids;
 }
 
 TEST(ParallelTest, UsableCoresFollowTheAffinity) {
@@ -92,82 +60,24 @@ TEST(ParallelTest, OneCoreRunsEverythingOnTheCaller) {
 }
 
 TEST(ParallelTest, LowerThreadPriorityLowersTheCallingThreadAlone) {
-  const int mine = NiceOfThisThread();
+  const auto nice_of = [] {
+    errno = 0;
+    const int n = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+    EXPECT_EQ(errno, 0);
+    return n;
+  };
+  const int mine = nice_of();
   int lowered = mine, after_twice = mine;
   std::thread t([&] {
     EXPECT_TRUE(LowerThreadPriority(4));
-    lowered = NiceOfThisThread();
+    lowered = nice_of();
     EXPECT_TRUE(LowerThreadPriority(40));  // capped at 19
-    after_twice = NiceOfThisThread();
+    after_twice = nice_of();
   });
   t.join();
   EXPECT_EQ(lowered, std::min(mine + 4, 19));
   EXPECT_EQ(after_twice, 19);
-  EXPECT_EQ(NiceOfThisThread(), mine);
-}
-
-TEST(ParallelTest, HelpersAreKeptBetweenCalls) {
-  // 100 calls of 4 threads at once: new threads for each would be 300.
-  std::set<pid_t> helpers;
-  for (int call = 0; call < 100; ++call) {
-    const std::set<pid_t> tids = RunOnNThreads(4);
-    ASSERT_EQ(tids.size(), 4u);
-    for (pid_t t : tids)
-      if (t != gettid()) helpers.insert(t);
-  }
-  EXPECT_GE(helpers.size(), 3u);
-  EXPECT_LE(helpers.size(), 64u);  // Helpers::kMaxThreads
-}
-
-TEST(ParallelTest, HelpersHaveTheCallersNice) {
-  const int mine = NiceOfThisThread();
-  std::vector<int> lowered_nice, own_nice;
-  std::thread lowered([&] {
-    ASSERT_TRUE(LowerThreadPriority(5));
-    RunOnNThreads(3, &lowered_nice);
-  });
-  RunOnNThreads(3, &own_nice);
-  lowered.join();
-  EXPECT_EQ(own_nice, std::vector<int>(3, mine));
-  EXPECT_EQ(lowered_nice, std::vector<int>(3, std::min(mine + 5, 19)));
-}
-
-TEST(ParallelTest, NestedCallsFinish) {
-  // Three levels of 8 threads each, more than the 64 helpers there can be:
-  // a call's caller works on it and waits only for helpers inside it.
-  std::vector<std::atomic<int>> ran(16 * 16 * 16);
-  ParallelFor(
-      16,
-      [&](size_t i) {
-        ParallelFor(
-            16,
-            [&](size_t j) {
-              ParallelFor(
-                  16, [&](size_t k) { ran[(i * 16 + j) * 16 + k]++; }, 8);
-            },
-            8);
-      },
-      8);
-  for (auto& r : ran) ASSERT_EQ(r.load(), 1);
-}
-
-TEST(ParallelTest, AForkedChildStartsItsOwnHelpers) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "ThreadSanitizer ends a child that starts threads after a multithreaded fork";
-#endif
-  RunOnNThreads(3);  // the parent has helpers
-  const pid_t child = fork();
-  ASSERT_NE(child, -1);
-  if (child == 0) {
-    // The parent's helpers are not in the child: waiting for them would hang
-    // (SIGALRM ends the child then, as a failure).
-    alarm(120);
-    _exit(RunOnNThreads(3).size() == 3 ? 0 : 1);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status)) << "the child was killed by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(nice_of(), mine);
 }
 
 TEST(ParallelTest, OneCoreDecodesNothingAhead) {
