@@ -4,11 +4,14 @@
 # fuzz/regressions/<target>/. Any crash/timeout/OOM input is copied into
 # fuzz/regressions/<target>/ and the script exits 1. libFuzzer runs in fork
 # mode and keeps going after a crash, so one run can find several.
-# Usage: scripts/fuzz.sh [SECONDS] (default 60). Env: BUILD_DIR (build-fuzz),
-# JOBS (2), TARGETS (space-separated subset).
+# Usage: scripts/fuzz.sh [SECONDS] (default 60), or scripts/fuzz.sh --build to
+# install clang and build the targets only. Env: BUILD_DIR (build-fuzz), JOBS
+# (2), TARGETS (space-separated subset).
 # Needs clang++ and libFuzzer: apt-get install clang libclang-rt-14-dev
 # (Debian bookworm; installed below when missing).
 set -euo pipefail
+BUILD_ONLY=0
+[ "${1:-}" = --build ] && BUILD_ONLY=1 && shift
 SECONDS_TOTAL=${1:-60}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-fuzz}
@@ -43,6 +46,7 @@ ALL=$(sed -n '/^set(TILEDBFS_FUZZ_TARGETS/,/)/p' "$ROOT/fuzz/CMakeLists.txt" |
 TARGETS=${TARGETS:-$ALL}
 # shellcheck disable=SC2086
 cmake --build "$BUILD" -j"$JOBS" --target $TARGETS
+[ "$BUILD_ONLY" = 1 ] && exit 0
 
 n=$(echo $TARGETS | wc -w)
 per=$(( SECONDS_TOTAL / n )); [ "$per" -lt 5 ] && per=5
