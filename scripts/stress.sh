@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test that starts threads (tile cache and decode ahead, sparse
+# Runs every test that starts threads (tile cache, decode and heap warming ahead, sparse
 # windows built ahead, parallel decode and layout passes, streamed files,
 # refresh after writes, inode tables and listings under concurrent use,
 # remote reads streamed over several connections)
@@ -19,7 +19,7 @@ set -euo pipefail
 TILEDBFS_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 repeats=${1:-200}
 build=$(cd "${2:-$TILEDBFS_ROOT/build}" && pwd)
-suites=(PartialReadTest ReleaseTilesTest SparseWindowsWrittenTest SparseWindowsTest ParallelTest
+suites=(PartialReadTest ReleaseTilesTest HeapWarming SparseWindowsWrittenTest SparseWindowsTest ParallelTest
   StreamedFileTest GeneratedArrayTest TreeTest RefreshTest RefreshVacuumTest InodeTable Listings
   KernelCache FuseAdapter ManyFragmentsReadTest DuplicateCellsTest RangeReadTest StoredOrderTest
   StoredCellsTest StreamTest ArrayWriteTest CorpusFragments DamagedArrayTest GroupMemberViewTest

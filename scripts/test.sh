@@ -91,7 +91,7 @@ run_sanitize() {
 }
 
 # The unit tests whose code starts threads, binary:gtest filter: the tile
-# cache's decode-ahead and partial decodes (RangeRead, PartialRead,
+# cache's decode-ahead, heap warming and partial decodes (RangeRead, PartialRead,
 # ReleaseTiles), parallel decode, remote tiles read and decoded on many
 # threads (ReadTiles, RemoteReadTiles), the HTTP client's connection turns,
 # sparse windows built ahead, files rendered ahead (StreamedFile), the live
@@ -100,7 +100,7 @@ run_sanitize() {
 # left out: over 4 minutes under TSan on 2 cores, for the code StreamedFileTest
 # runs on the corpus.
 TSAN_TESTS=(
-  "core_read_tests:ParallelTest.*:SparseWindowsTest.*:RangeReadTest.*:ReadTilesTest.*"
+  "core_read_tests:ParallelTest.*:HeapWarming.*:SparseWindowsTest.*:RangeReadTest.*:ReadTilesTest.*"
   "core_write_tests:PartialReadTest.*:UnfilterTileRangeTest.*:UnfilterChunkRecordsTest.*:ReleaseTilesTest.*:SparseWindowsWrittenTest.*:RemoteReadTilesTest.*"
   "core_s3_tests:HttpClientTest.*"
   "fusefs_tests:StreamedFileTest.*:RefreshTest.*:RefreshVacuumTest.*"

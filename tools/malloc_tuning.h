@@ -21,6 +21,21 @@
 
 namespace tiledbfs::tools {
 
+// glibc's settings for this program, as ReexecWithMallocTuning sets them.
+inline constexpr const char* kMallocTunables =
+    "glibc.malloc.mmap_threshold=33554432:glibc.malloc.top_pad=16777216:"
+    "glibc.malloc.trim_threshold=67108864:glibc.malloc.arena_max=1";
+
+// Whether this process runs with them (re-executed by the call below):
+// freed heap memory is then kept for the next allocations, which
+// core::WarmHeap relies on. Not by GLIBC_TUNABLES's value: glibc cuts it
+// short once read.
+inline bool MallocTuned() {
+  const char* tuning = std::getenv("TILEDBFS_MALLOC_TUNING");
+  return tuning != nullptr && std::string(tuning) == "1" &&
+         std::getenv("GLIBC_TUNABLES") != nullptr;
+}
+
 inline void ReexecWithMallocTuning(char** argv) {
   // Set: by the user ("0": keep glibc's defaults) or by the first start ("1").
   if (std::getenv("TILEDBFS_MALLOC_TUNING") != nullptr) return;
@@ -30,10 +45,7 @@ inline void ReexecWithMallocTuning(char** argv) {
   // per core they came from mmap'd side heaps that glibc unmaps as they
   // empty, so every tile faulted its pages in again. Small allocations go through each thread's
   // tcache without the arena lock.
-  const std::string tunables =
-      "glibc.malloc.mmap_threshold=33554432:glibc.malloc.top_pad=16777216:"
-      "glibc.malloc.trim_threshold=67108864:glibc.malloc.arena_max=1";
-  if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0) {
+  if (setenv("GLIBC_TUNABLES", kMallocTunables, 1) == 0) {
     execv("/proc/self/exe", argv);
   }
   // Not re-executed (no /proc?): run on with the defaults.

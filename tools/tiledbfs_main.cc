@@ -51,6 +51,7 @@
 #include <fuse_lowlevel.h>
 
 #include "core/storage/s3/s3_storage.h"
+#include "core/util/warm_heap.h"
 #include "fusefs/fuse/fuse_adapter.h"
 #include "fusefs/fuse/options.h"
 #include "fusefs/model/key_file.h"
@@ -204,6 +205,8 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "tiledbfs: %s\n", s.error().message().c_str());
     return kExitMount;
   }
+  // After the fork: the threads that warm the heap start with the first tiles.
+  tiledbfs::core::SetHeapWarming(tiledbfs::tools::MallocTuned());
   if (auto s = adapter.Serve(); !s.ok()) {
     std::fprintf(stderr, "tiledbfs: %s\n", s.error().message().c_str());
     return kExitMount;

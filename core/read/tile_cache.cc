@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/read/parallel.h"
+#include "core/util/warm_heap.h"
 
 namespace tiledbfs::core {
 
@@ -107,7 +108,40 @@ std::shared_ptr<const DecodedTile> TileCache::PutLocked(
     map_.erase(out.key);
     lru_.pop_back();
   }
+  peak_ = std::max(peak_, used_);
+  WantWarmthLocked();
   return result;
+}
+
+void TileCache::WantWarmthLocked() {
+  if (warm_wanted_ || warming_ || stopping_ || ahead_off_ || !HeapWarming()) return;
+  // As far ahead as the cache holds already, up to kWarmAhead: a cache of a
+  // few small tiles warms little.
+  const uint64_t ahead = std::min(kWarmAhead, std::max(peak_, kWarmMin));
+  if (warmed_ >= std::min(budget_, peak_ + ahead)) return;
+  if (ahead_workers_.empty()) {
+    // Local arrays' rule for decoding ahead: a thread per usable core, none on one.
+    unsigned n = ahead_threads_;
+    if (n == 0) {
+      const unsigned cores = UsableCores();
+      n = cores > 1 ? cores : 0;
+    }
+    if (!StartAheadLocked(n)) return;
+  }
+  warm_wanted_ = true;
+  ahead_ready_.notify_one();
+}
+
+bool TileCache::StartAheadLocked(unsigned n) {
+  if (!ahead_workers_.empty()) return true;
+  for (unsigned i = 0; i < n; ++i) {
+    try {
+      ahead_workers_.emplace_back([this] { AheadWorker(); });
+    } catch (...) {
+      break;  // no thread to be had
+    }
+  }
+  return !ahead_workers_.empty();
 }
 
 bool TileCache::Drop(const TileKey& key) {
@@ -136,14 +170,7 @@ bool TileCache::DecodeAhead(AheadTile tile) {
         // A remote store's round trips overlap the reader even on one core.
         if (n == 0 && tile.fragment && tile.fragment->storage().PreferredParallelism() > 1) n = 1;
       }
-      for (unsigned i = 0; i < n; ++i) {
-        try {
-          ahead_workers_.emplace_back([this] { AheadWorker(); });
-        } catch (...) {
-          break;  // no thread to be had
-        }
-      }
-      if (ahead_workers_.empty()) {
+      if (!StartAheadLocked(n)) {
         ahead_off_ = true;
         return false;
       }
@@ -172,8 +199,25 @@ void TileCache::AheadWorker() {
   ++ahead_lowered_;
   decoded_.notify_all();  // WaitForAheadWorkers
   for (;;) {
-    ahead_ready_.wait(lock, [&] { return stopping_ || !ahead_queue_.empty(); });
+    ahead_ready_.wait(lock, [&] { return stopping_ || !ahead_queue_.empty() || warm_wanted_; });
     if (stopping_) return;
+    // Tiles first: a reader may be waiting for them; the heap only later.
+    if (ahead_queue_.empty()) {
+      warm_wanted_ = false;
+      warming_ = true;
+      const uint64_t ahead = std::min(kWarmAhead, std::max(peak_, kWarmMin));
+      const uint64_t target = std::min(budget_, peak_ + ahead);
+      const uint64_t chunk = std::min(kWarmChunk, target - std::min(target, warmed_));
+      lock.unlock();
+      const bool warmed = WarmHeap(chunk);
+      lock.lock();
+      warming_ = false;
+      // Out of memory: warm no more (the budget then counts as warm).
+      warmed_ = warmed ? warmed_ + chunk : budget_;
+      WantWarmthLocked();
+      decoded_.notify_all();  // WaitForAhead
+      continue;
+    }
     batch.clear();
     // Where each read is a round trip (S3), up to kBatchTiles tiles (or
     // PreferredParallelism, if more) of one storage, big or small: read in
@@ -247,7 +291,14 @@ void TileCache::AheadWorker() {
 
 void TileCache::WaitForAhead() {
   std::unique_lock<std::mutex> lock(mu_);
-  decoded_.wait(lock, [&] { return ahead_queue_.empty() && ahead_running_ == 0; });
+  decoded_.wait(lock, [&] {
+    return ahead_queue_.empty() && ahead_running_ == 0 && !warm_wanted_ && !warming_;
+  });
+}
+
+uint64_t TileCache::warmed_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return warmed_;
 }
 
 unsigned TileCache::WaitForAheadWorkers() {

@@ -191,8 +191,20 @@ class TileCache {
   // would go past it.
   bool DecodeAhead(AheadTile tile);
   uint64_t ahead_budget() const { return budget_ / 4; }
-  // Returns once no tile waits to be decoded ahead or is being (tests).
+  // Returns once no tile waits to be decoded ahead or is being, and no
+  // warming of the heap is wanted or under way (tests).
   void WaitForAhead();
+  // The heap warmed so far (HeapWarming, core/util/warm_heap.h): as the
+  // cache grows, a thread that decodes ahead writes to the free heap past
+  // what the cache holds (as much again, at least kWarmMin and at most
+  // kWarmAhead) before the decodes need it, so that their tiles land on
+  // pages already faulted in, until the budget is warm (then evicted
+  // tiles' memory is reused). Not on a single core (no other core to take
+  // the faults on), nor while HeapWarming is off.
+  uint64_t warmed_bytes() const;
+  static constexpr uint64_t kWarmMin = uint64_t{1} << 20;
+  static constexpr uint64_t kWarmAhead = uint64_t{16} << 20;
+  static constexpr uint64_t kWarmChunk = uint64_t{8} << 20;
   // Returns once every thread started to decode ahead runs at its lower
   // priority; their number (tests: a thread started is not yet running).
   unsigned WaitForAheadWorkers();
@@ -238,6 +250,11 @@ class TileCache {
                                                std::shared_ptr<const FragmentMetadata> fragment,
                                                bool ahead);
   void AheadWorker();
+  // Starts the threads that decode ahead, if none were: `n` of them (none
+  // if 0). False if none runs.
+  bool StartAheadLocked(unsigned n);
+  // Asks a thread to warm the heap if the cache grew near what is warm.
+  void WantWarmthLocked();
 
   mutable std::mutex mu_;
   uint64_t budget_;
@@ -257,6 +274,12 @@ class TileCache {
   std::vector<std::thread> ahead_workers_;
   unsigned ahead_threads_;  // as constructed (0: one per usable core, none on one)
   bool ahead_off_ = false;  // no thread started: a single core, or none to be had
+  // Warming the heap (mu_): the most the cache held, the bytes warmed, and
+  // a chunk to warm wanted or under way.
+  uint64_t peak_ = 0;
+  uint64_t warmed_ = 0;
+  bool warm_wanted_ = false;
+  bool warming_ = false;
   std::shared_ptr<StreamBudget> stream_budget_ = std::make_shared<StreamBudget>(budget_ / 2);
   // Chunk maps (mu_).
   struct MapEntry {
