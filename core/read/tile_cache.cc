@@ -115,6 +115,9 @@ std::shared_ptr<const DecodedTile> TileCache::PutLocked(
 
 void TileCache::WantWarmthLocked() {
   if (warm_wanted_ || warming_ || stopping_ || ahead_off_ || !HeapWarming()) return;
+  // Not for the first tile: a mount's first read would wait for the
+  // threads to start (and share the cores with the warming).
+  if (lru_.size() < 2) return;
   // As far ahead as the cache holds already, up to kWarmAhead: a cache of a
   // few small tiles warms little.
   const uint64_t ahead = std::min(kWarmAhead, std::max(peak_, kWarmMin));

@@ -199,8 +199,9 @@ class TileCache {
   // what the cache holds (as much again, at least kWarmMin and at most
   // kWarmAhead) before the decodes need it, so that their tiles land on
   // pages already faulted in, until the budget is warm (then evicted
-  // tiles' memory is reused). Not on a single core (no other core to take
-  // the faults on), nor while HeapWarming is off.
+  // tiles' memory is reused). From the second tile cached on. Not on a
+  // single core (no other core to take the faults on), nor while
+  // HeapWarming is off.
   uint64_t warmed_bytes() const;
   static constexpr uint64_t kWarmMin = uint64_t{1} << 20;
   static constexpr uint64_t kWarmAhead = uint64_t{16} << 20;
