@@ -118,10 +118,7 @@ void TileCache::WantWarmthLocked() {
   // Not for the first tile: a mount's first read would wait for the
   // threads to start (and share the cores with the warming).
   if (lru_.size() < 2) return;
-  // As far ahead as the cache holds already, up to kWarmAhead: a cache of a
-  // few small tiles warms little.
-  const uint64_t ahead = std::min(kWarmAhead, std::max(peak_, kWarmMin));
-  if (warmed_ >= std::min(budget_, peak_ + ahead)) return;
+  if (warmed_ >= WarmTargetLocked()) return;
   if (ahead_workers_.empty()) {
     // Local arrays' rule for decoding ahead: a thread per usable core, none on one.
     unsigned n = ahead_threads_;
@@ -133,6 +130,13 @@ void TileCache::WantWarmthLocked() {
   }
   warm_wanted_ = true;
   ahead_ready_.notify_one();
+}
+
+uint64_t TileCache::WarmTargetLocked() const {
+  // As far ahead as the cache holds already, up to kWarmAhead: a cache of a
+  // few small tiles warms little.
+  const uint64_t ahead = std::min(kWarmAhead, std::max(peak_, kWarmMin));
+  return std::min(budget_, peak_ + ahead);
 }
 
 bool TileCache::StartAheadLocked(unsigned n) {
@@ -208,8 +212,7 @@ void TileCache::AheadWorker() {
     if (ahead_queue_.empty()) {
       warm_wanted_ = false;
       warming_ = true;
-      const uint64_t ahead = std::min(kWarmAhead, std::max(peak_, kWarmMin));
-      const uint64_t target = std::min(budget_, peak_ + ahead);
+      const uint64_t target = WarmTargetLocked();
       const uint64_t chunk = std::min(kWarmChunk, target - std::min(target, warmed_));
       lock.unlock();
       const bool warmed = WarmHeap(chunk);

@@ -256,6 +256,8 @@ class TileCache {
   bool StartAheadLocked(unsigned n);
   // Asks a thread to warm the heap if the cache grew near what is warm.
   void WantWarmthLocked();
+  // The bytes of heap to have warm for what the cache held at most.
+  uint64_t WarmTargetLocked() const;
 
   mutable std::mutex mu_;
   uint64_t budget_;

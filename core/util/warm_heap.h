@@ -1,11 +1,10 @@
-// Page faults taken ahead of need. On the virtual machines tiledbfs runs on,
-// the first write to a page of memory costs several microseconds: a
-// megabyte tile decoded into fresh memory costs as much in faults as the
-// decode itself (session 37: 268 faults and 3.1 ms of daemon CPU per
-// one-tile slice against 25 and 1.8 ms once memory is reused). A cache
-// that grows (TileCache) has a thread at low priority write to the heap's
-// next free pages before the decodes need them, on a core that would
-// otherwise idle.
+// Page faults taken ahead of need. On the project's virtual machine the
+// first write to a page of memory costs several microseconds: a megabyte
+// tile decoded into fresh memory costs about as much in faults as the
+// decode itself (benchmarks/results/2026-11-29-session-37-heap-warming.md).
+// A cache that grows (TileCache) has a thread at low priority write to the
+// heap's next free pages before the decodes need them, on a core that
+// would otherwise idle.
 //
 // Only where glibc's allocator keeps freed memory for the next requests:
 // one arena, big blocks from the heap, no trimming of a few megabytes
