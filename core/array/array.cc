@@ -9,8 +9,8 @@
 
 #include "core/array/array_view.h"
 #include "core/array/conditions.h"
-#include "core/read/parallel.h"
 #include "core/tile/generic_tile.h"
+#include "core/util/parallel.h"
 
 namespace tiledbfs::core {
 namespace {

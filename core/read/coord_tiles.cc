@@ -5,7 +5,7 @@
 #include <cstring>
 #include <optional>
 
-#include "core/read/parallel.h"
+#include "core/util/parallel.h"
 
 namespace tiledbfs::core {
 

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "core/read/coords.h"
-#include "core/read/parallel.h"
+#include "core/util/parallel.h"
 
 namespace tiledbfs::core {
 namespace {

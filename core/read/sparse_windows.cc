@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "core/read/coord_tiles.h"
-#include "core/read/parallel.h"
 #include "core/read/sparse_index.h"
+#include "core/util/parallel.h"
 
 namespace tiledbfs::core {
 namespace {

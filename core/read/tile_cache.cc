@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/read/parallel.h"
+#include "core/util/parallel.h"
 #include "core/util/warm_heap.h"
 
 namespace tiledbfs::core {

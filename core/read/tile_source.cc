@@ -11,7 +11,7 @@
 #include <optional>
 #include <thread>
 
-#include "core/read/parallel.h"
+#include "core/util/parallel.h"
 
 namespace tiledbfs::core {
 namespace {

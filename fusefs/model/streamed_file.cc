@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/read/parallel.h"
+#include "core/util/parallel.h"
 #include "fusefs/render/csv.h"
 
 namespace tiledbfs::fusefs {

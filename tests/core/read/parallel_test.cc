@@ -1,7 +1,7 @@
 // UsableCores follows the CPU affinity, and what sizes itself by it: a tile
 // cache held to one core decodes nothing ahead, ParallelFor runs on the
 // caller alone.
-#include "core/read/parallel.h"
+#include "core/util/parallel.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>

@@ -1,4 +1,4 @@
-#include "core/read/parallel.h"
+#include "core/util/parallel.h"
 
 #include <sched.h>
 #include <sys/resource.h>
