@@ -92,16 +92,17 @@ run_sanitize() {
 
 # The unit tests whose code starts threads, binary:gtest filter: the tile
 # cache's decode-ahead, heap warming and partial decodes (RangeRead, PartialRead,
-# ReleaseTiles), parallel decode, remote tiles read and decoded on many
-# threads (ReadTiles, RemoteReadTiles), the HTTP client's connection turns,
-# sparse windows built ahead, files rendered ahead (StreamedFile), the live
-# root's refresh, readahead and the inode table. Only these binaries are built, without fuzz targets or tools.
+# ReleaseTiles), parallel decode (of tiles, and of one tile's chunks:
+# UnfilterOnThreads), remote tiles read and decoded on many threads (ReadTiles,
+# RemoteReadTiles), the HTTP client's connection turns, sparse windows built
+# ahead, files rendered ahead (StreamedFile), the live root's refresh, readahead
+# and the inode table. Only these binaries are built, without fuzz targets or tools.
 # GeneratedArrayTest (multi-batch layouts of arrays tiledb-mkarray writes) is
 # left out: over 4 minutes under TSan on 2 cores, for the code StreamedFileTest
 # runs on the corpus.
 TSAN_TESTS=(
   "core_read_tests:ParallelTest.*:HeapWarming.*:SparseWindowsTest.*:RangeReadTest.*:ReadTilesTest.*"
-  "core_write_tests:PartialReadTest.*:UnfilterTileRangeTest.*:UnfilterChunkRecordsTest.*:ReleaseTilesTest.*:SparseWindowsWrittenTest.*:RemoteReadTilesTest.*"
+  "core_write_tests:PartialReadTest.*:UnfilterOnThreadsTest.*:UnfilterTileRangeTest.*:UnfilterChunkRecordsTest.*:ReleaseTilesTest.*:SparseWindowsWrittenTest.*:RemoteReadTilesTest.*"
   "core_s3_tests:HttpClientTest.*"
   "fusefs_tests:StreamedFileTest.*:RefreshTest.*:RefreshVacuumTest.*"
   "fusefs_fuse_tests:MountDevice.*:SetMountReadahead.*:InodeTable.*:Paths.*"

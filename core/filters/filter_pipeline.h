@@ -136,6 +136,10 @@ struct TileContext {
   // The unfiltered size when known (fragment metadata, generic tile header):
   // checked against the chunks' original lengths before anything is decoded.
   std::optional<uint64_t> expected_size;
+  // Threads that may unfilter the chunks of one big tile side by side: for a
+  // tile a reader waits for alone. Work that decodes many tiles at once
+  // spreads the tiles over the cores instead and leaves this at 1.
+  unsigned threads = 1;
 };
 
 // The number of bytes the serialized tile at the start of `bytes` occupies
@@ -157,6 +161,12 @@ Result<uint64_t> FilteredTileSize(Bytes bytes, uint64_t file_offset = 0);
 // key, or authentication failure). Messages name ctx.file and the offset.
 Result<ByteVec> UnfilterTile(const FilterPipeline& pipeline, Bytes filtered,
                              const TileContext& ctx);
+
+// How many tiles this process has unfiltered with their chunks spread over
+// threads (TileContext::threads): a tile of at least 256 KiB, of chunks of at
+// most 1 MiB, unfiltered whole, not var-sized strings rebuilding offsets.
+// For tests and tools.
+uint64_t TilesUnfilteredInParallel();
 
 // Like UnfilterTile, but unfilters only the chunks that hold bytes [from, to)
 // of the unfiltered tile (chunks are filtered independently: tile.md), for a

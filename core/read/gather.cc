@@ -7,6 +7,8 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "core/util/parallel.h"
+
 namespace tiledbfs::core {
 namespace {
 
@@ -409,12 +411,13 @@ Status AttributeGather::Take(const CellRef& r, uint64_t last_pos, Slot& slot) {
   }
   if (!tile && r_.parts) return TakePart(key, r, last_pos, slot);
   if (!tile) {
-    // Claimed: a decode-ahead worker that has the tile queued skips it.
+    // Claimed: a decode-ahead worker that has the tile queued skips it. The
+    // reader waits for this tile alone: its chunks go on every core.
     ASSIGN_OR_RETURN(tile, ctx_.cache.GetOrDecode(
                                key,
                                [&] {
                                  return ReadTile(frag, FieldRef::Attribute(field_[r.fragment]),
-                                                 r.tile, ctx_.in.encrypted);
+                                                 r.tile, ctx_.in.encrypted, UsableCores());
                                },
                                ctx_.in.fragments[r.fragment]));
   }

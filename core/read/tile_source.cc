@@ -160,7 +160,7 @@ std::atomic<uint64_t> g_tiles{0}, g_parts{0}, g_stored_bytes{0};
 
 // Unfilters the stored bytes of tile `tile`.
 Result<DecodedTile> DecodeTile(const FragmentMetadata& fragment, uint64_t tile, bool encrypted,
-                               const TileFiles& f, TileBytes raw) {
+                               const TileFiles& f, TileBytes raw, unsigned threads = 1) {
   g_tiles.fetch_add(1, std::memory_order_relaxed);
   g_stored_bytes.fetch_add(raw.fixed.size() + raw.var.size() + raw.validity.size(),
                            std::memory_order_relaxed);
@@ -173,6 +173,7 @@ Result<DecodedTile> DecodeTile(const FragmentMetadata& fragment, uint64_t tile, 
   if (!shape.var()) {
     TileContext ctx =
         MakeContext(fragment, file, loc.offset, shape.type, shape.cell_size(), encrypted);
+    ctx.threads = threads;
     ASSIGN_OR_RETURN(out.fixed, UnfilterTile(*shape.filters, raw.fixed, ctx));
     out.cell_size = shape.cell_size();
     uint64_t want = 0;
@@ -222,10 +223,10 @@ DecodeStats TileDecodeStats() {
 }
 
 Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
-                             bool encrypted) {
+                             bool encrypted, unsigned threads) {
   ASSIGN_OR_RETURN(TileFiles f, LocateTile(fragment, field, tile));
   ASSIGN_OR_RETURN(TileBytes raw, ReadTileBytes(fragment, f));
-  return DecodeTile(fragment, tile, encrypted, f, std::move(raw));
+  return DecodeTile(fragment, tile, encrypted, f, std::move(raw), threads);
 }
 
 namespace {

@@ -47,8 +47,10 @@ FieldShape ShapeOf(const FragmentMetadata& fragment, FieldRef field);
 
 // Reads and unfilters tile `tile` of `field`. Errors name the data file and
 // offset: kCorrupt (sizes, codec, checksum), kUnsupported, kKey, kIo.
+// `threads`: how many may unfilter a big fixed-size tile's chunks
+// (TileContext::threads), for a tile a reader waits for alone.
 Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
-                             bool encrypted);
+                             bool encrypted, unsigned threads = 1);
 
 // What this process has unfiltered since it started: whole tiles, parts of
 // tiles (ReadTilePart), and the stored bytes they came from. For benchmarks
