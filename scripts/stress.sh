@@ -11,6 +11,11 @@
 #   scripts/stress.sh [REPEATS] [BUILD_DIR]   (default 200, build/)
 #   STRESS_FILTER=PATTERN  another --gtest_filter selection
 #   STRESS_EXCLUDE=PATTERN leave these out (gtest patterns joined by ':')
+#   STRESS_BINARIES=NAMES  only these test binaries (e.g. "fusefs_tests")
+#   STRESS_SHARDS=N        each binary as N processes side by side, each of
+#                          REPEATS/N repeats (rounded up): fusefs_tests alone
+#                          takes the longest, and one process of it leaves a
+#                          core to the hogs
 #   STRESS_MOUNTS=N        also the mount tests, N times each through ctest
 #                          (minutes a run)
 # The hogs are killed however the script ends. Prints what ran and, per
@@ -19,13 +24,25 @@ set -euo pipefail
 TILEDBFS_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 repeats=${1:-200}
 build=$(cd "${2:-$TILEDBFS_ROOT/build}" && pwd)
-suites=(PartialReadTest ReleaseTilesTest HeapWarming SparseWindowsWrittenTest SparseWindowsTest ParallelTest
-  StreamedFileTest GeneratedArrayTest TreeTest RefreshTest RefreshVacuumTest InodeTable Listings
-  KernelCache FuseAdapter ManyFragmentsReadTest DuplicateCellsTest RangeReadTest StoredOrderTest
+suites=(PartialReadTest UnfilterOnThreadsTest ReleaseTilesTest HeapWarming SparseWindowsWrittenTest
+  SparseWindowsTest ParallelTest StreamedFileTest GeneratedArrayTest TreeTest RefreshTest
+  RefreshVacuumTest InodeTable Listings KernelCache FuseAdapter ManyFragmentsReadTest DuplicateCellsTest RangeReadTest StoredOrderTest
   StoredCellsTest StreamTest ArrayWriteTest CorpusFragments DamagedArrayTest GroupMemberViewTest
   LocalStorageTest ReadTilesTest RemoteReadTilesTest HttpClientTest)
 filter=${STRESS_FILTER:-$(printf '%s.*:' "${suites[@]}")}
 [ -n "${STRESS_EXCLUDE:-}" ] && filter="$filter-$STRESS_EXCLUDE"
+shards=${STRESS_SHARDS:-1}
+per_shard=$(((repeats + shards - 1) / shards))
+
+binaries=()
+if [ -n "${STRESS_BINARIES:-}" ]; then
+  for b in $STRESS_BINARIES; do
+    [ -x "$build/tests/$b" ] || { echo "stress.sh: no test binary $build/tests/$b" >&2; exit 2; }
+    binaries+=("$build/tests/$b")
+  done
+else
+  mapfile -t binaries < <(find "$build/tests" -maxdepth 1 -name '*_tests' -type f -perm -u+x | sort)
+fi
 
 hogs=()
 stop_hogs() {
@@ -40,18 +57,22 @@ for _ in 1 2; do
   hogs+=($!)
 done
 echo "stress.sh: CPU hogs ${hogs[*]}; load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "stress.sh: each of $build/tests/*_tests --gtest_filter='$filter' --gtest_repeat=$repeats"
+echo "stress.sh: each of ${binaries[*]##*/} --gtest_filter='$filter'" \
+  "--gtest_repeat=$per_shard, $shards process(es) each"
 
 logs=$build/stress
 rm -rf "$logs"
 mkdir -p "$logs"
 t0=$SECONDS
-# One binary per core at a time; a binary's status is in its log's last line.
-find "$build/tests" -maxdepth 1 -name '*_tests' -type f -perm -u+x | sort |
-  xargs -P "$(nproc)" -I{} bash -c '
-    log="$1/$(basename "$2").log"
-    "$2" --gtest_filter="$3" --gtest_repeat="$4" >"$log" 2>&1
-    echo "exit $?" >>"$log"' _ "$logs" {} "$filter" "$repeats"
+# One process per core at a time; a process's status is in its log's last line.
+for b in "${binaries[@]}"; do
+  for ((s = 1; s <= shards; s++)); do echo "$b $s"; done
+done |
+  xargs -P "$(nproc)" -L1 bash -c '
+    # $5: the binary, $6: its shard (appended by xargs)
+    log="$1/$(basename "$5")$([ "$3" -gt 1 ] && echo ".$6").log"
+    "$5" --gtest_filter="$2" --gtest_repeat="$4" >"$log" 2>&1
+    echo "exit $?" >>"$log"' _ "$logs" "$filter" "$shards" "$per_shard"
 rc=0
 for log in "$logs"/*.log; do
   ran=$(grep -c '^\[==========\] .* ran\.' "$log" || true)
@@ -63,7 +84,7 @@ for log in "$logs"/*.log; do
   echo "  $(basename "$log" .log): $tests tests x $ran iterations, $failed failed test runs, $status"
   if [ "$failed" -gt 0 ] || [ "$status" != "exit 0" ]; then
     rc=1
-    grep '^\[  FAILED  \] .*(.* ms)$' "$log" | sort | uniq -c | sed 's/^/    /'
+    { grep '^\[  FAILED  \] .*(.* ms)$' "$log" || true; } | sort | uniq -c | sed 's/^/    /'
   fi
 done
 echo "stress.sh: $((SECONDS - t0)) s, exit $rc (logs: $logs/)"
