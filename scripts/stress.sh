@@ -13,9 +13,11 @@
 #   STRESS_EXCLUDE=PATTERN leave these out (gtest patterns joined by ':')
 #   STRESS_BINARIES=NAMES  only these test binaries (e.g. "fusefs_tests")
 #   STRESS_SHARDS=N        each binary as N processes side by side, each of
-#                          REPEATS/N repeats (rounded up): fusefs_tests alone
-#                          takes the longest, and one process of it leaves a
-#                          core to the hogs
+#                          REPEATS/N repeats (rounded up), up to N processes
+#                          at once (else one per core): fusefs_tests alone
+#                          takes the longest, and one process of it, often
+#                          waiting on its own threads, gets a fifth of a core
+#                          beside the hogs
 #   STRESS_MOUNTS=N        also the mount tests, N times each through ctest
 #                          (minutes a run)
 # The hogs are killed however the script ends. Prints what ran and, per
@@ -64,11 +66,14 @@ logs=$build/stress
 rm -rf "$logs"
 mkdir -p "$logs"
 t0=$SECONDS
-# One process per core at a time; a process's status is in its log's last line.
+# One process per core at a time, or the shards of a binary side by side; a
+# process's status is in its log's last line.
+at_once=$(nproc)
+[ "$shards" -gt "$at_once" ] && at_once=$shards
 for b in "${binaries[@]}"; do
   for ((s = 1; s <= shards; s++)); do echo "$b $s"; done
 done |
-  xargs -P "$(nproc)" -L1 bash -c '
+  xargs -P "$at_once" -L1 bash -c '
     # $5: the binary, $6: its shard (appended by xargs)
     log="$1/$(basename "$5")$([ "$3" -gt 1 ] && echo ".$6").log"
     "$5" --gtest_filter="$2" --gtest_repeat="$4" >"$log" 2>&1
