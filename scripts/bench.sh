@@ -459,6 +459,15 @@ for ((k = 1; k <= 4 * runs; k++)); do
 done
 read -r t1 t1_min _ < <(python3 "$TILEDBFS_ROOT/benchmarks/cold_read.py" --one-mount "$bin/tiledbfs" \
   "$d1" "$mnt" "${one_tile_slices[@]}")
+# The same number of one-tile slices of other tiles (the second and third tile rows), timed
+# after 24 more, on one mount: the daemon past its start (its threads started, its heap
+# grown), each slice still of a tile read for the first time.
+later_slices=()
+for ((k = 32; k < 32 + 24 + 4 * runs; k++)); do
+  later_slices+=("slice/r=$((k / 32 * 512))..$((k / 32 * 512 + 511)),c=$((k % 32 * 256))..$((k % 32 * 256 + 255))/attributes/a.bin")
+done
+read -r t1l _ _ < <(python3 "$TILEDBFS_ROOT/benchmarks/cold_read.py" --one-mount --after 24 \
+  "$bin/tiledbfs" "$d1" "$mnt" "${later_slices[@]}")
 read -r t1f _ _ < <(cold $((4 * runs)) "$d1" "$s1")
 cold_cat "$d1" "$work/s1.json" "$s1"
 read -r c1 _ < <(hf_mean "$work/s1.json" 0)
@@ -467,6 +476,8 @@ printf '                                                        %8s %7s   %s x o
   "$(ms "$t1")" "$n1+$p1" "$(ratio "$t1" "$tile_s")"
 printf '    the same, the first read of a fresh mount: %s ms (%s x); by `cat` in hyperfine (spawn included): %s ms\n' \
   "$(ms "$t1f")" "$(ratio "$t1f" "$tile_s")" "$(ms "$c1")"
+printf '    the same number of other tiles, after 24 more on that mount: %s ms (%s x)\n' \
+  "$(ms "$t1l")" "$(ratio "$t1l" "$tile_s")"
 d16=$dir/dense16
 s2='slice/r=512..1023/attributes/a.bin'
 read -r n2 p2 _ < <(decoded "$d16" "$s2")
