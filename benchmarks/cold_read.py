@@ -39,8 +39,8 @@ def wait_mounted(mnt, daemon):
 
 # One buffer for every read, as `cat` keeps one: a new 1 MiB object per
 # read (os.read) timed the client's allocator too, whose fresh pages the
-# kernel faults in as it copies a reply into them (one-tile slices of
-# dense1: 3.0-4.5 ms against 1.4-2.2 ms into a reused buffer, session 38).
+# kernel faults in as it copies a reply into them
+# (benchmarks/results/2026-11-29-session-38-slices-measured.md).
 BUFFER = bytearray(1 << 20)
 
 

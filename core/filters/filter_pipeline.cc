@@ -255,7 +255,7 @@ Status UnfilterChunk(const std::vector<Stage>& stages, const FilterPipeline& p, 
 }
 
 // A tile is unfiltered on several threads (TileContext::threads) from this
-// size: below it, starting a thread costs about what it saves.
+// size: a thread is started per tile, and a small tile has little to share.
 constexpr uint64_t kParallelTileBytes = uint64_t{256} << 10;
 // Nor when a chunk is bigger than this: each thread keeps a chunk's buffer.
 constexpr uint64_t kParallelChunkBytes = uint64_t{1} << 20;
