@@ -205,7 +205,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "tiledbfs: %s\n", s.error().message().c_str());
     return kExitMount;
   }
-  // After the fork: the threads that warm the heap start with the first tiles.
+  // After the fork: the threads that warm the heap start as the mount serves.
   tiledbfs::core::SetHeapWarming(tiledbfs::tools::MallocTuned());
   if (auto s = adapter.Serve(); !s.ok()) {
     std::fprintf(stderr, "tiledbfs: %s\n", s.error().message().c_str());

@@ -23,6 +23,7 @@ TileCache::~TileCache() {
 
 std::shared_ptr<const DecodedTile> TileCache::Get(const TileKey& key) {
   std::unique_lock<std::mutex> lock(mu_);
+  read_seen_ = true;
   decoded_.wait(lock, [&] { return decoding_.count(key) == 0; });
   auto it = map_.find(key);
   if (it == map_.end()) return nullptr;
@@ -42,6 +43,7 @@ bool TileCache::Contains(const TileKey& key) const {
 
 bool TileCache::BeginDecode(const TileKey& key) {
   std::lock_guard<std::mutex> lock(mu_);
+  read_seen_ = true;
   if (map_.count(key) != 0) return false;
   return decoding_.insert(key).second;
 }
@@ -115,10 +117,12 @@ std::shared_ptr<const DecodedTile> TileCache::PutLocked(
 
 void TileCache::WantWarmthLocked() {
   if (warm_wanted_ || warming_ || stopping_ || ahead_off_ || !HeapWarming()) return;
-  // Not for the first tile: a mount's first read would wait for the
-  // threads to start (and share the cores with the warming).
-  if (lru_.size() < 2) return;
-  if (warmed_ >= WarmTargetLocked()) return;
+  if (!StartWarmingLocked()) {
+    // Not for the first tile: a mount's first read would wait for the
+    // threads to start (and share the cores with the warming).
+    if (lru_.size() < 2) return;
+    if (warmed_ >= WarmTargetLocked()) return;
+  }
   if (ahead_workers_.empty()) {
     // Local arrays' rule for decoding ahead: a thread per usable core, none on one.
     unsigned n = ahead_threads_;
@@ -131,6 +135,15 @@ void TileCache::WantWarmthLocked() {
   warm_wanted_ = true;
   ahead_ready_.notify_one();
 }
+
+void TileCache::WarmForFirstReads() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (start_warm_ > 0 || !HeapWarming()) return;
+  start_warm_ = std::min(kWarmAhead, budget_);
+  WantWarmthLocked();
+}
+
+bool TileCache::StartWarmingLocked() const { return !read_seen_ && warmed_ < start_warm_; }
 
 uint64_t TileCache::WarmTargetLocked() const {
   // As far ahead as the cache holds already, up to kWarmAhead: a cache of a
@@ -212,14 +225,18 @@ void TileCache::AheadWorker() {
     if (ahead_queue_.empty()) {
       warm_wanted_ = false;
       warming_ = true;
-      const uint64_t target = WarmTargetLocked();
-      const uint64_t chunk = std::min(kWarmChunk, target - std::min(target, warmed_));
+      // The free heap warm as far as the target, past what the cache holds;
+      // at a mount's start a step at a time, until the first read comes.
+      const uint64_t target =
+          StartWarmingLocked() ? std::min(start_warm_, warmed_ + kWarmStep) : WarmTargetLocked();
+      // Held no more than kWarmAhead at once: below the allocator's mmap threshold.
+      const uint64_t lead = std::min(kWarmAhead, target - std::min(target, used_));
       lock.unlock();
-      const bool warmed = WarmHeap(chunk);
+      const bool warmed = WarmHeap(lead).has_value();
       lock.lock();
       warming_ = false;
       // Out of memory: warm no more (the budget then counts as warm).
-      warmed_ = warmed ? warmed_ + chunk : budget_;
+      warmed_ = warmed ? std::max(warmed_, target) : budget_;
       WantWarmthLocked();
       decoded_.notify_all();  // WaitForAhead
       continue;

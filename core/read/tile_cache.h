@@ -194,18 +194,28 @@ class TileCache {
   // Returns once no tile waits to be decoded ahead or is being, and no
   // warming of the heap is wanted or under way (tests).
   void WaitForAhead();
-  // The heap warmed so far (HeapWarming, core/util/warm_heap.h): as the
-  // cache grows, a thread that decodes ahead writes to the free heap past
-  // what the cache holds (as much again, at least kWarmMin and at most
-  // kWarmAhead) before the decodes need it, so that their tiles land on
-  // pages already faulted in, until the budget is warm (then evicted
-  // tiles' memory is reused). From the second tile cached on. Not on a
-  // single core (no other core to take the faults on), nor while
-  // HeapWarming is off.
+  // The bytes the cache can reach on warm pages (HeapWarming,
+  // core/util/warm_heap.h): as the cache grows, a thread that decodes ahead
+  // keeps the free heap past what it holds warm (as much again as it held
+  // at most, at least kWarmMin and at most kWarmAhead) before the decodes
+  // need it, so that their tiles land on pages already faulted in, until
+  // the budget is warm (then evicted tiles' memory is reused). From the
+  // second tile cached on. Not on a single core (no other core to take the
+  // faults on), nor while HeapWarming is off.
   uint64_t warmed_bytes() const;
+  // Warms the heap for a mount's first tiles, which otherwise land on fresh
+  // pages (the second tile's warming comes too late for them): up to
+  // kWarmAhead (no more than the budget), a kWarmStep at a time on a thread
+  // that decodes ahead, started here, until the first read comes (Get,
+  // BeginDecode). Warming while a read runs slowed it by more than the
+  // faults it spared it (benchmarks/results/2026-11-29-session-39-warm-at-start.md).
+  // Costs that much resident memory from the start. For a daemon that
+  // serves, after its fork; not on a single core, nor while HeapWarming is
+  // off.
+  void WarmForFirstReads();
+  static constexpr uint64_t kWarmStep = uint64_t{1} << 20;
   static constexpr uint64_t kWarmMin = uint64_t{1} << 20;
   static constexpr uint64_t kWarmAhead = uint64_t{16} << 20;
-  static constexpr uint64_t kWarmChunk = uint64_t{8} << 20;
   // Returns once every thread started to decode ahead runs at its lower
   // priority; their number (tests: a thread started is not yet running).
   unsigned WaitForAheadWorkers();
@@ -258,6 +268,8 @@ class TileCache {
   void WantWarmthLocked();
   // The bytes of heap to have warm for what the cache held at most.
   uint64_t WarmTargetLocked() const;
+  // Warming for the first reads, and none has come yet.
+  bool StartWarmingLocked() const;
 
   mutable std::mutex mu_;
   uint64_t budget_;
@@ -281,6 +293,8 @@ class TileCache {
   // a chunk to warm wanted or under way.
   uint64_t peak_ = 0;
   uint64_t warmed_ = 0;
+  uint64_t start_warm_ = 0;  // WarmForFirstReads' target
+  bool read_seen_ = false;   // a reader asked for a tile
   bool warm_wanted_ = false;
   bool warming_ = false;
   std::shared_ptr<StreamBudget> stream_budget_ = std::make_shared<StreamBudget>(budget_ / 2);

@@ -3,8 +3,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
+#include <mutex>
 
 namespace tiledbfs::core {
 
@@ -19,6 +22,15 @@ constexpr bool kSanitized = false;
 
 std::atomic<bool> warming{false};
 
+// The end of the heap warmed so far: the heap grows upwards from its
+// break, and what lies below was warmed or is in use.
+std::mutex frontier_mu;
+uintptr_t frontier = 0;
+
+// Populated a megabyte per call: the kernel holds the process's memory map
+// for the whole of a call, and a reader's thread start or mmap waits for it.
+constexpr uint64_t kPopulateStep = uint64_t{1} << 20;
+
 #ifdef MADV_POPULATE_WRITE
 constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
 #else
@@ -31,30 +43,48 @@ void SetHeapWarming(bool on) { warming.store(on && !kSanitized, std::memory_orde
 
 bool HeapWarming() { return warming.load(std::memory_order_relaxed); }
 
-bool WarmHeap(uint64_t bytes) {
-  if (bytes == 0) return true;
+std::optional<uint64_t> WarmHeap(uint64_t bytes) {
+  if (bytes == 0) return 0;
+  std::lock_guard<std::mutex> lock(frontier_mu);
   void* block = std::malloc(bytes);
-  if (block == nullptr) return false;
+  if (block == nullptr) return std::nullopt;
   const long page = sysconf(_SC_PAGESIZE);
-  const uint64_t step = page > 0 ? static_cast<uint64_t>(page) : 4096;
-  char* const begin = static_cast<char*>(block);
-  // The whole pages inside the block in one call (Linux 5.14): cheaper than
-  // a write fault per page (benchmarks/results/...-session-37-heap-warming.md).
-  // The pages at the block's edges, or all of them where the kernel says
-  // no, are written one by one.
-  const uint64_t first = (reinterpret_cast<uintptr_t>(begin) + step - 1) / step * step;
-  const uint64_t last = (reinterpret_cast<uintptr_t>(begin) + bytes) / step * step;
-  const bool populated =
-      last > first && madvise(reinterpret_cast<void*>(first), last - first, kPopulateWrite) == 0;
-  // Volatile: the writes are the point, though nothing reads them.
-  volatile char* p = begin;
-  for (uint64_t at = 0; at < bytes; at += step) {
-    const uintptr_t addr = reinterpret_cast<uintptr_t>(begin) + at;
-    if (!populated || addr < first || addr >= last) p[at] = 0;
+  const uintptr_t step = page > 0 ? static_cast<uintptr_t>(page) : 4096;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(block);
+  // Below the break: the heap, which a free does not unmap. Pages below the
+  // frontier were warmed before or hold blocks in use; a heap trimmed since
+  // (its break lowered) no longer has them.
+  const uintptr_t brk_now = reinterpret_cast<uintptr_t>(sbrk(0));
+  const bool in_heap = begin + bytes <= brk_now;
+  frontier = std::min(frontier, brk_now);
+  const uintptr_t first = ((in_heap ? std::max(begin, frontier) : begin) + step - 1) / step * step;
+  const uintptr_t last = (begin + bytes) / step * step;
+  // By the kernel (Linux 5.14): cheaper than a write fault per page
+  // (benchmarks/results/...-session-37-heap-warming.md). In the heap, the
+  // first step while the block is held shows the kernel can; the rest
+  // after the free, so that a reader's allocation meanwhile takes these
+  // pages rather than fresh ones past the block. A populate writes no
+  // byte, so it may meet the allocator's or a reader's writes; it stops
+  // where the memory is no longer mapped (the heap trimmed), and nothing is
+  // written by hand after the free.
+  auto populate = [](uintptr_t at, uintptr_t end) {
+    return madvise(reinterpret_cast<void*>(at), std::min<uintptr_t>(kPopulateStep, end - at),
+                   kPopulateWrite) == 0;
+  };
+  uintptr_t at = first;
+  if (at < last && populate(at, last)) {
+    at = std::min<uintptr_t>(at + kPopulateStep, last);
+    if (in_heap) std::free(block);
+    while (at < last && populate(at, last)) at = std::min<uintptr_t>(at + kPopulateStep, last);
+    if (!in_heap) std::free(block);
+  } else {
+    // An older kernel: a write to each page, while the block is held.
+    // Volatile: the writes are the point, though nothing reads them.
+    for (; at < last; at += step) *reinterpret_cast<volatile char*>(at) = 0;
+    std::free(block);
   }
-  p[bytes - 1] = 0;
-  std::free(block);
-  return true;
+  if (in_heap) frontier = std::max(frontier, at);
+  return at > first ? at - first : 0;
 }
 
 }  // namespace tiledbfs::core

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace tiledbfs::core {
 
@@ -22,9 +23,12 @@ namespace tiledbfs::core {
 void SetHeapWarming(bool on);
 bool HeapWarming();
 
-// Allocates `bytes`, writes one byte in each of its pages and frees it:
-// the allocator's next requests of up to that much get pages already
-// faulted in. False if the allocation failed.
-bool WarmHeap(uint64_t bytes);
+// Makes the next `bytes` of the allocator's free memory warm: allocates
+// that much, faults in its pages past the highest address warmed before
+// (what lies below was warmed already or holds blocks in use: the heap
+// grows upwards), and frees it, so that the next requests of up to that
+// much get pages already faulted in. Returns the bytes newly faulted in
+// (0 when all of it was warm), or nullopt if the allocation failed.
+std::optional<uint64_t> WarmHeap(uint64_t bytes);
 
 }  // namespace tiledbfs::core

@@ -138,6 +138,7 @@ core::Status FuseAdapter::Serve() {
     std::lock_guard lock(watch_mu_);
     stop_watch_ = false;
   }
+  tree_->Serving();
   std::thread watcher([this] { Watch(); });
   int rc;
   if (config_.single_thread) {

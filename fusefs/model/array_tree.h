@@ -48,6 +48,8 @@ class ArrayTree final : public Tree {
   Result<std::vector<DirEntryAttr>> List(const std::string& path) override;
   Result<std::unique_ptr<OpenFile>> Open(const std::string& path) override;
   Result<uint64_t> Refresh() override;
+  // The tile cache warms the heap for the first reads (TileCache::WarmForFirstReads).
+  void Serving() override { caches_->tiles->WarmForFirstReads(); }
 
   struct Scope;  // a view and where in the namespace it is shown
 

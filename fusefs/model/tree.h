@@ -88,6 +88,10 @@ class Tree {
   // changed: a consolidation, a vacuum or a write at an old timestamp
   // rewrote a past view. Errors: as Open.
   virtual Result<uint64_t> Refresh() { return uint64_t{0}; }
+
+  // A mount starts serving (after the daemon's fork, so threads started
+  // now live on): work ahead of the first reads may start.
+  virtual void Serving() {}
 };
 
 // Opens an array or a group folder and checks it can be read (schema parses,

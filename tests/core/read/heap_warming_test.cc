@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -77,9 +78,47 @@ TEST(HeapWarming, WarmsAtMostKWarmAheadPastWhatTheCacheHolds) {
   EXPECT_EQ(cache.warmed_bytes(), 21 * kMiB + TileCache::kWarmAhead);
 }
 
+TEST(HeapWarming, WarmsKWarmAheadForAMountsFirstReadsThenByTheCachesRule) {
+  WarmingOn on;
+  if (!HeapWarming()) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
+  TileCache cache(256 * kMiB, 1);
+  cache.WarmForFirstReads();
+  cache.WaitForAhead();
+  EXPECT_EQ(cache.warmed_bytes(), TileCache::kWarmAhead) << "before any read";
+  const uint64_t half = TileCache::kWarmAhead / kMiB / 2;
+  for (uint64_t k = 0; k < half; ++k) {
+    cache.Put(Key(k), TileOf(kMiB), nullptr);
+    cache.WaitForAhead();
+  }
+  EXPECT_EQ(cache.warmed_bytes(), TileCache::kWarmAhead) << "as much again as it holds is warm";
+  cache.Put(Key(half), TileOf(kMiB), nullptr);
+  cache.WaitForAhead();
+  EXPECT_EQ(cache.warmed_bytes(), 2 * (half + 1) * kMiB) << "then the cache's own rule";
+}
+
+TEST(HeapWarming, AMountThatWasReadWarmsNothingAtItsStart) {
+  WarmingOn on;
+  if (!HeapWarming()) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
+  TileCache cache(256 * kMiB, 1);
+  EXPECT_EQ(cache.Get(Key(0)), nullptr);  // a reader asked for a tile
+  cache.WarmForFirstReads();
+  cache.WaitForAhead();
+  EXPECT_EQ(cache.warmed_bytes(), 0u) << "warming while a read runs slows it";
+}
+
+TEST(HeapWarming, TheFirstReadsWarmNoMoreThanTheBudget) {
+  WarmingOn on;
+  if (!HeapWarming()) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
+  TileCache cache(3 * kMiB + 12345, 1);
+  cache.WarmForFirstReads();
+  cache.WaitForAhead();
+  EXPECT_EQ(cache.warmed_bytes(), 3 * kMiB + 12345);
+}
+
 TEST(HeapWarming, NothingWarmsWhileItIsOff) {
   SetHeapWarming(false);
   TileCache cache(64 * kMiB, 1);
+  cache.WarmForFirstReads();
   for (uint64_t k = 0; k < 4; ++k) cache.Put(Key(k), TileOf(kMiB), nullptr);
   cache.WaitForAhead();
   EXPECT_EQ(cache.warmed_bytes(), 0u);
@@ -98,6 +137,7 @@ TEST(HeapWarming, NothingWarmsOnOneCore) {
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
     ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    cache.WarmForFirstReads();
     for (uint64_t k = 0; k < 4; ++k) cache.Put(Key(k), TileOf(kMiB), nullptr);
   });
   t.join();
@@ -105,33 +145,41 @@ TEST(HeapWarming, NothingWarmsOnOneCore) {
   EXPECT_EQ(cache.warmed_bytes(), 0u) << "no other core to take the faults on";
 }
 
-// A tile cache holding two 1 MiB tiles, warming on or off, then the page
-// faults of the next 1 MiB tile's allocation and first writes (a decode's).
-long FaultsOfTheNextTile(bool warm) {
-  SetHeapWarming(warm);
+enum class Warmth { kCold, kWarm, kFirst };
+
+// A tile cache holding two 1 MiB tiles, warming on or off, or an empty one
+// warmed for the first reads; then the page faults of the next 1 MiB
+// tile's allocation and first writes (a decode's).
+long FaultsOfTheNextTile(Warmth warmth) {
+  SetHeapWarming(warmth != Warmth::kCold);
   TileCache cache(64 * kMiB, 1);
-  cache.Put(Key(0), TileOf(kMiB), nullptr);
-  cache.Put(Key(1), TileOf(kMiB), nullptr);
+  if (warmth == Warmth::kFirst) {
+    cache.WarmForFirstReads();
+  } else {
+    cache.Put(Key(0), TileOf(kMiB), nullptr);
+    cache.Put(Key(1), TileOf(kMiB), nullptr);
+  }
   cache.WaitForAhead();
   const long before = MinorFaults();
   auto next = TileOf(kMiB);
   return MinorFaults() - before;
 }
 
-// The same in this test program run again, as the programs run themselves
-// with glibc's settings (tools/malloc_tuning.h): they take effect only at
-// start, one heap for every thread among them.
-long FaultsInAFreshProcess(bool warm) {
+// This test program run again, as the programs run themselves with glibc's
+// settings (tools/malloc_tuning.h): they take effect only at start, one
+// heap for every thread among them. `test` in it, with `mode`; what it
+// printed after "heap-warming: ", or "" if it failed.
+std::string InAFreshProcess(const char* mode, const char* test) {
   int fds[2];
-  if (pipe(fds) != 0) return -1;
+  if (pipe(fds) != 0) return "";
   const pid_t child = fork();
-  if (child < 0) return -1;
+  if (child < 0) return "";
   if (child == 0) {
     dup2(fds[1], STDOUT_FILENO);
     setenv("GLIBC_TUNABLES", tools::kMallocTunables, 1);
-    setenv("TILEDBFS_WARMING_CHILD", warm ? "warm" : "cold", 1);
-    execl("/proc/self/exe", "core_read_tests",
-          "--gtest_filter=HeapWarming.TheNextTileTakesNoPageFaults", nullptr);
+    setenv("TILEDBFS_WARMING_CHILD", mode, 1);
+    const std::string filter = std::string("--gtest_filter=HeapWarming.") + test;
+    execl("/proc/self/exe", "core_read_tests", filter.c_str(), nullptr);
     _exit(127);
   }
   close(fds[1]);
@@ -141,14 +189,24 @@ long FaultsInAFreshProcess(bool warm) {
   close(fds[0]);
   int status = 0;
   waitpid(child, &status, 0);
-  const size_t at = out.find("heap-warming-faults: ");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || at == std::string::npos) return -1;
-  return std::atol(out.c_str() + at + 21);
+  const std::string tag = "heap-warming: ";
+  const size_t at = out.find(tag);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || at == std::string::npos) return "";
+  return out.substr(at + tag.size());
+}
+
+long FaultsInAFreshProcess(const char* warmth) {
+  const std::string out = InAFreshProcess(warmth, "TheNextTileTakesNoPageFaults");
+  return out.empty() ? -1 : std::atol(out.c_str());
 }
 
 TEST(HeapWarming, TheNextTileTakesNoPageFaults) {
   if (const char* mode = std::getenv("TILEDBFS_WARMING_CHILD")) {
-    std::printf("heap-warming-faults: %ld\n", FaultsOfTheNextTile(std::string(mode) == "warm"));
+    const std::string m(mode);
+    const Warmth warmth = m == "warm"    ? Warmth::kWarm
+                          : m == "first" ? Warmth::kFirst
+                                         : Warmth::kCold;
+    std::printf("heap-warming: %ld\n", FaultsOfTheNextTile(warmth));
     std::fflush(stdout);
     SetHeapWarming(false);
     return;
@@ -160,13 +218,47 @@ TEST(HeapWarming, TheNextTileTakesNoPageFaults) {
   const bool can = HeapWarming();
   SetHeapWarming(false);
   if (!can) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
-  const long cold = FaultsInAFreshProcess(false);
-  const long warm = FaultsInAFreshProcess(true);
+  const long cold = FaultsInAFreshProcess("cold");
+  const long warm = FaultsInAFreshProcess("warm");
+  const long first = FaultsInAFreshProcess("first");
   ASSERT_GE(cold, 0);
   ASSERT_GE(warm, 0);
+  ASSERT_GE(first, 0);
   // 256 pages of 4 KiB; far fewer where pages fault in bulk (huge pages).
   if (cold < 128) GTEST_SKIP() << "a cold tile took " << cold << " faults: nothing to compare";
   EXPECT_LT(warm, 16) << "cold: " << cold;
+  EXPECT_LT(first, 16) << "the first tile after WarmForFirstReads; cold: " << cold;
+}
+
+// WarmHeap faults in only the pages past those it warmed before: twice
+// the same is free the second time, and after a block of 1 MiB is taken
+// from the warm memory, the same call faults in that megabyte again past it.
+TEST(HeapWarming, WarmHeapFaultsInOnlyPastWhatItWarmedBefore) {
+  if (std::getenv("TILEDBFS_WARMING_CHILD") != nullptr) {
+    const auto a = WarmHeap(4 * kMiB);
+    const auto b = WarmHeap(4 * kMiB);
+    void* held = std::malloc(kMiB);
+    std::memset(held, 1, kMiB);
+    const auto c = WarmHeap(4 * kMiB);
+    std::printf("heap-warming: %lld %lld %lld\n", a ? static_cast<long long>(*a) : -1LL,
+                b ? static_cast<long long>(*b) : -1LL, c ? static_cast<long long>(*c) : -1LL);
+    std::fflush(stdout);
+    std::free(held);
+    return;
+  }
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "a sanitizer's allocator: not glibc's heap";
+#endif
+  const std::string out = InAFreshProcess("frontier", "WarmHeapFaultsInOnlyPastWhatItWarmedBefore");
+  ASSERT_FALSE(out.empty());
+  long long a = -1, b = -1, c = -1;
+  ASSERT_EQ(std::sscanf(out.c_str(), "%lld %lld %lld", &a, &b, &c), 3) << out;
+  const long long mib = static_cast<long long>(kMiB), slack = 4 * 4096;
+  EXPECT_GE(a, 4 * mib - slack) << "a first call faults in the whole block";
+  EXPECT_LE(a, 4 * mib);
+  EXPECT_EQ(b, 0) << "the same again is warm already";
+  EXPECT_GE(c, mib - slack) << "a megabyte taken: that much more past it";
+  EXPECT_LE(c, mib + slack);
 }
 
 }  // namespace

@@ -49,6 +49,9 @@ class FakeTree : public Tree {
   Result<NodeAttr> GetAttr(const std::string& path) override;
   Result<std::vector<DirEntryAttr>> List(const std::string& path) override;
   Result<std::unique_ptr<OpenFile>> Open(const std::string& path) override;
+  void Serving() override { ++serving_calls_; }
+  // How often a mount said it serves (Tree::Serving).
+  int serving_calls() const { return serving_calls_; }
 
  private:
   struct Node {
@@ -79,6 +82,7 @@ class FakeTree : public Tree {
   std::atomic<int> frozen_opens_{0};
   std::atomic<uint64_t> live_snapshots_{1};
   std::atomic<int> growing_lists_{0};
+  std::atomic<int> serving_calls_{0};
 };
 
 }  // namespace tiledbfs::fusefs::testing

@@ -38,7 +38,9 @@ class Served {
     AdapterOptions options;
     options.uid = ::getuid();
     options.gid = ::getgid();
-    adapter_ = std::make_unique<FuseAdapter>(std::make_unique<testing::FakeTree>(), options);
+    auto tree = std::make_unique<testing::FakeTree>();
+    tree_ = tree.get();
+    adapter_ = std::make_unique<FuseAdapter>(std::move(tree), options);
     MountConfig config;
     config.mountpoint = dir;
     config.fsname = "fake-tree";
@@ -60,9 +62,11 @@ class Served {
   }
   bool Stopped() { return done_.wait_for(std::chrono::seconds(20)) == std::future_status::ready; }
   const core::Status& mounted() const { return mounted_; }
+  const testing::FakeTree& tree() const { return *tree_; }
 
  private:
   std::string dir_;
+  testing::FakeTree* tree_ = nullptr;  // the adapter's
   std::unique_ptr<FuseAdapter> adapter_;
   core::Status mounted_;
   std::future<core::Status> done_;
@@ -82,6 +86,10 @@ TEST(FuseAdapter, TwoAdaptersInOneProcess) {
     EXPECT_TRUE(IsMountPoint(t2));
     EXPECT_EQ(Slurp(std::string(t1) + "/hello.txt"), "hello, world\n");
     EXPECT_EQ(Slurp(std::string(t2) + "/dir/sub/c.txt"), "ccc\n");
+    // Told once, before the first request was answered (the tile cache
+    // then warms the heap for the first reads).
+    EXPECT_EQ(a.tree().serving_calls(), 1);
+    EXPECT_EQ(b.tree().serving_calls(), 1);
     // Each tree counts its own opens.
     EXPECT_EQ(Slurp(std::string(t1) + "/counter.txt"), "open 00000001\n");
     EXPECT_EQ(Slurp(std::string(t2) + "/counter.txt"), "open 00000001\n");
