@@ -20,10 +20,12 @@ the PATHs, then the bytes of the first. --after N: the first N PATHs are
 read first, not timed (the daemon past its start: threads started, its heap
 grown), and the figures are of the rest.
 """
+import contextlib
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -49,25 +51,53 @@ def timed_read(path):
     t = time.perf_counter()
     fd = os.open(path, os.O_RDONLY)
     n = 0
-    while True:
-        got = os.readv(fd, [BUFFER])
-        if not got:
-            break
-        n += got
-    os.close(fd)
+    try:
+        while True:
+            got = os.readv(fd, [BUFFER])
+            if not got:
+                break
+            n += got
+    finally:
+        os.close(fd)  # else the unmount fails: the file is busy
     return time.perf_counter() - t, n
 
 
 def mounted(binary, opts, array, mnt):
-    daemon = subprocess.Popen([binary, "-f", *opts, array, mnt], stderr=subprocess.DEVNULL)
+    # Not our stdout: a daemon left running would hold the pipe of a caller
+    # that reads our output (bench.sh) open. Its log is kept for a failure.
+    log = tempfile.TemporaryFile()
+    daemon = subprocess.Popen([binary, "-f", *opts, array, mnt], stdout=subprocess.DEVNULL,
+                              stderr=log)
+    daemon.log = log
     wait_mounted(mnt, daemon)
     os.stat(mnt)
     return daemon
 
 
-def unmount(mnt, daemon):
-    subprocess.run(["fusermount3", "-u", mnt], check=False)
-    daemon.wait(timeout=30)
+def unmount(mnt, daemon, failed=False):
+    if subprocess.run(["fusermount3", "-u", mnt], check=False).returncode != 0:
+        subprocess.run(["fusermount3", "-u", "-z", mnt], check=False)
+    try:
+        daemon.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+        daemon.wait()
+    if failed:
+        daemon.log.seek(0)
+        sys.stderr.write("cold_read: the daemon said:\n" + daemon.log.read().decode(errors="replace"))
+    daemon.log.close()
+
+
+@contextlib.contextmanager
+def serving(binary, opts, array, mnt):
+    """A mount for the block's reads, unmounted however the block ends."""
+    daemon = mounted(binary, opts, array, mnt)
+    try:
+        yield daemon
+    except BaseException:
+        unmount(mnt, daemon, failed=True)
+        raise
+    unmount(mnt, daemon)
 
 
 def main():
@@ -82,11 +112,8 @@ def main():
             after = int(args[2])
             args = args[2:]
         binary, array, mnt, paths = args[1], args[2], args[3], args[4:]
-        daemon = mounted(binary, opts, array, mnt)
-        try:
+        with serving(binary, opts, array, mnt):
             reads = [timed_read(os.path.join(mnt, p)) for p in paths][after:]
-        finally:
-            unmount(mnt, daemon)
         times = [t for t, _ in reads]
         print(statistics.median(times), min(times), reads[0][1])
         return
@@ -94,13 +121,10 @@ def main():
     times = [[] for _ in paths]
     sizes = [0] * len(paths)
     for _ in range(runs):
-        daemon = mounted(binary, opts, array, mnt)
-        try:
+        with serving(binary, opts, array, mnt):
             for i, p in enumerate(paths):
                 t, sizes[i] = timed_read(os.path.join(mnt, p))
                 times[i].append(t)
-        finally:
-            unmount(mnt, daemon)
     for i, _ in enumerate(paths):
         print(statistics.median(times[i]), min(times[i]), sizes[i])
 
