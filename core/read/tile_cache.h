@@ -289,8 +289,8 @@ class TileCache {
   std::vector<std::thread> ahead_workers_;
   unsigned ahead_threads_;  // as constructed (0: one per usable core, none on one)
   bool ahead_off_ = false;  // no thread started: a single core, or none to be had
-  // Warming the heap (mu_): the most the cache held, the bytes warmed, and
-  // a chunk to warm wanted or under way.
+  // Warming the heap (mu_): the most the cache held, the bytes it can reach
+  // on warm pages (warmed_bytes), and a warming wanted or under way.
   uint64_t peak_ = 0;
   uint64_t warmed_ = 0;
   uint64_t start_warm_ = 0;  // WarmForFirstReads' target
