@@ -45,6 +45,39 @@ tiledbfs_build() {
   cmake --build "$dir" -j "$(nproc)"
 }
 
+# clang and its libFuzzer runtime, for the ASan build (scripts/test.sh --sanitize,
+# scripts/fuzz.sh): only the scripts that build it install them.
+tiledbfs_install_clang() {
+  if ! command -v clang++ >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev \
+    2>/dev/null | grep -q "install ok installed"; then
+    echo "installing: clang libclang-rt-14-dev"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang libclang-rt-14-dev >/dev/null
+  fi
+}
+
+# tiledbfs_configure_asan BUILD_DIR [cmake args...]: the one sanitizer build of
+# tests, tools and fuzz targets alike: clang, ASan+UBSan, Debug (assertions on)
+# at -O1 -g1 (the sanitizers' manuals advise -O1; -g1 gives file:line), every
+# library instrumented for libFuzzer's coverage (fuzzer-no-link), the fuzz
+# targets libFuzzer binaries. One build serves ctest and scripts/fuzz.sh.
+tiledbfs_configure_asan() {
+  local dir=$1
+  shift
+  tiledbfs_install_clang
+  # A folder configured with another compiler (GCC, before session 40) starts anew.
+  if [ -f "$dir/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' "$dir/CMakeCache.txt"; then
+    rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+  fi
+  cmake -S "$TILEDBFS_ROOT" -B "$dir" -DTILEDBFS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link \
+    "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" \
+    -DTILEDBFS_FUZZ_ENGINE=libfuzzer "$@" >/dev/null
+}
+
 # tiledbfs_oracle_libs ORACLE_DIR LIB_DIR: the oracle's lib/ may hold libblosc2.so.5 as a
 # text file naming its target (a symlink copied as a file), which the loader cannot use.
 # Fills LIB_DIR with real symlinks to ORACLE_DIR/lib, for LD_LIBRARY_PATH.

@@ -9,12 +9,14 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/util/sanitizers.h"
+
 namespace tiledbfs::core {
 
 namespace {
 
 // ASan keeps freed blocks out of use for a while (its quarantine).
-#if defined(__SANITIZE_ADDRESS__)
+#if TILEDBFS_ASAN
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/read/tile_cache.h"
+#include "core/util/sanitizers.h"
 #include "core/util/warm_heap.h"
 #include "tools/malloc_tuning.h"
 
@@ -211,7 +212,7 @@ TEST(HeapWarming, TheNextTileTakesNoPageFaults) {
     SetHeapWarming(false);
     return;
   }
-#if defined(__SANITIZE_THREAD__)
+#if TILEDBFS_TSAN
   GTEST_SKIP() << "ThreadSanitizer's allocator: not glibc's";
 #endif
   SetHeapWarming(true);
@@ -246,7 +247,7 @@ TEST(HeapWarming, WarmHeapFaultsInOnlyPastWhatItWarmedBefore) {
     std::free(held);
     return;
   }
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if TILEDBFS_TSAN || TILEDBFS_ASAN
   GTEST_SKIP() << "a sanitizer's allocator: not glibc's heap";
 #endif
   const std::string out = InAFreshProcess("frontier", "WarmHeapFaultsInOnlyPastWhatItWarmedBefore");

@@ -316,9 +316,10 @@ TEST(RangeReadTest, PiecesAreTheSliceAndOutliveTheirView) {
     ASSERT_FALSE(reads.empty()) << name;
     EXPECT_LT(spans, cells) << name << ": runs of cells go as one span each";
     for (const auto& [field, first, count, p] : reads) {
-      const std::string& whole = std::find_if(wholes.begin(), wholes.end(), [&](const auto& w) {
-                                   return w.first == field;
-                                 })->second;
+      const std::string& whole =
+          std::find_if(wholes.begin(), wholes.end(), [&f = field](const auto& w) {
+            return w.first == f;
+          })->second;
       const uint64_t cell = p.bytes / count;
       ASSERT_EQ(Joined(p), whole.substr(first * cell, count * cell))
           << name << " " << field << " [" << first << ", +" << count << ")";

@@ -9,6 +9,7 @@
 #include <new>
 #include <random>
 
+#include "core/util/sanitizers.h"
 #include "tests/core/schema/schema_builder.h"
 #include "tests/core/schema/schema_payloads.h"
 
@@ -24,7 +25,7 @@ thread_local bool g_track_allocs = false;
 thread_local size_t g_largest_alloc = 0;
 }  // namespace
 
-#if defined(__SANITIZE_ADDRESS__)
+#if TILEDBFS_ASAN
 constexpr bool kAllocsTracked = false;
 #else
 constexpr bool kAllocsTracked = true;

@@ -19,6 +19,7 @@
 
 #include "core/array/array.h"
 #include "core/array/array_view.h"
+#include "core/util/sanitizers.h"
 #include "fusefs/model/array_tree.h"
 #include "fusefs/model/instant.h"
 #include "fusefs/model/key_file.h"
@@ -300,7 +301,7 @@ class GeneratedArrayTest : public ::testing::Test {
     // spends most of its time recording 30-frame allocation stacks (the
     // default): 12 frames make the writes about 7 times faster.
     std::string env;
-#if defined(__SANITIZE_ADDRESS__)
+#if TILEDBFS_ASAN
     const char* asan = std::getenv("ASAN_OPTIONS");
     env = std::string("ASAN_OPTIONS='") + (asan ? std::string(asan) + ":" : "") +
           "malloc_context_size=12' ";
@@ -346,7 +347,7 @@ class GeneratedArrayTest : public ::testing::Test {
   }
 
   static constexpr uint64_t kBatchCells = 16384;
-#if defined(__SANITIZE_ADDRESS__)
+#if TILEDBFS_ASAN
   // Smaller under the sanitizers (the suite must fit CI's time), still over
   // one batch in the root view and in the first fragment's.
   static constexpr uint64_t kSparseCells1 = 17500, kSparseCells2 = 3000;
