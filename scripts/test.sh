@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test (ctest).
-#   scripts/test.sh              release build in build/
-#   scripts/test.sh --sanitize   ASan+UBSan build in build-asan/ (also: TILEDBFS_SANITIZE=1)
+#   scripts/test.sh              release build in build/, every test
+#   scripts/test.sh --quick       release build, the unit tests and one corpus pass
+#                                through a mount (labels unit, quick): a few minutes
+#   scripts/test.sh --sanitize   clang ASan+UBSan build in build-asan/ (also
+#                                TILEDBFS_SANITIZE=1), with the fuzz targets; the
+#                                unit tests and one corpus pass of each route
 #   scripts/test.sh --tsan       ThreadSanitizer build in build-tsan/ of the unit
 #                                tests that start threads only, and those tests
-#   scripts/test.sh --all        the three, warnings as errors, the TSan build beside
-#                                the others at nice 19 (what CI runs, .ci/run, with
-#                                scripts/fuzz.sh 60)
+#   scripts/test.sh --all        release, ASan+UBSan and TSan, warnings as errors,
+#                                the TSan build beside the others at nice 19 (what
+#                                CI runs, .ci/run, with scripts/fuzz.sh 60)
 # TILEDBFS_WERROR=ON|OFF overrides whether warnings are errors (ON with --all).
 # Under the sanitizers every error ends the process that hit it (tests,
 # tools and the FUSE daemon alike). ASan and LeakSanitizer reports go to
@@ -21,15 +25,16 @@ mode=release
 [ "${TILEDBFS_SANITIZE:-0}" = 1 ] && mode=sanitize
 case "${1:-}" in
   "") ;;
+  --quick) mode=quick ;;
   --sanitize) mode=sanitize ;;
   --tsan) mode=tsan ;;
   --all) mode=all ;;
   -h | --help)
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *)
-    echo "usage: scripts/test.sh [--sanitize | --tsan | --all]" >&2
+    echo "usage: scripts/test.sh [--quick | --sanitize | --tsan | --all]" >&2
     exit 2
     ;;
 esac
@@ -40,20 +45,20 @@ werror="-DTILEDBFS_WERROR=${TILEDBFS_WERROR:-$werror}"
 
 tiledbfs_install_deps
 
+# run_release [ctest args...]
 run_release() {
   local dir="$TILEDBFS_ROOT/build" t0=$SECONDS
   tiledbfs_build "$dir" "$werror"
   local t1=$SECONDS
-  (cd "$dir" && ctest --output-on-failure -j "$(nproc)")
+  (cd "$dir" && ctest --output-on-failure -j "$(nproc)" "$@")
   echo "test.sh: release build $((t1 - t0)) s, tests $((SECONDS - t1)) s (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 
 run_sanitize() {
   local dir="$TILEDBFS_ROOT/build-asan" t0=$SECONDS
-  # Debug keeps assertions; -O1 (as the sanitizers' manuals advise) runs the
-  # suite several times faster than -O0; -g1 is enough for file:line in reports.
-  tiledbfs_build "$dir" "$werror" -DTILEDBFS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
-    "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1"
+  # clang, ASan+UBSan, the fuzz targets too (scripts/lib.sh tiledbfs_configure_asan).
+  tiledbfs_configure_asan "$dir" "$werror"
+  cmake --build "$dir" -j "$(nproc)"
   local t1=$SECONDS
   local logs="$dir/sanitizer-logs"
   rm -rf "$logs"
@@ -64,19 +69,12 @@ run_sanitize() {
     export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1:check_initialization_order=1:log_path=$logs/asan"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan"
     export LSAN_OPTIONS="log_path=$logs/lsan"
-    # The mount load test reads for a fixed time; 30 s of 64 readers are
-    # enough under the sanitizers (the release run keeps its 60 s).
-    export LOAD_SECONDS="${LOAD_SECONDS:-30}"
-    # Left to the release run, to keep CI within its time: the tests that start a
-    # viewer process per file (slices, diffs and hostile strings through the viewer,
-    # on either corpus or on S3), the clients' and S3 corpus mount checks (Python
-    # and Node.js work, not ours), and the checks of the sources' formatting and
-    # docs (no code of ours runs). The same code runs here under their twins: the
-    # public corpus through the viewer (conformance_viewer), slices, diffs and
-    # hostile strings of every corpus through a mount (one daemon), s3_faults_*,
-    # s3_group_viewer.
-    ctest --output-on-failure -j "$(nproc)" \
-      -E '^(s3_conformance_viewer|s3_conformance_viewer_oracle|s3_mount_corpus|slices_viewer_corpus|slices_viewer_oracle_corpus|diffs_viewer_corpus|diffs_viewer_oracle_corpus|hostile_strings_viewer|mount_csv_clients|clang_format|docs_in_step)$'
+    # The mount load test reads for a fixed time; 20 s of 64 readers are
+    # enough under the sanitizers.
+    export LOAD_SECONDS="${LOAD_SECONDS:-20}"
+    # Every unit test and fuzz replay, and one corpus pass of each route (tests
+    # labelled sanitize in tests/CMakeLists.txt); the release run has the rest.
+    ctest --output-on-failure -j "$(nproc)" -L '^(unit|sanitize)$'
   ) || rc=$?
   if compgen -G "$logs/*" >/dev/null; then
     echo "test.sh: sanitizer reports:" >&2
@@ -135,6 +133,7 @@ run_tsan() {
 
 case $mode in
   release) run_release ;;
+  quick) run_release -L '^(unit|quick)$' ;;
   sanitize) run_sanitize ;;
   tsan) run_tsan ;;
   all)
