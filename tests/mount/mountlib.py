@@ -5,9 +5,11 @@ Every wait is bounded: commands run with a timeout, and a watchdog aborts
 the FUSE connection and lazily unmounts if the whole test outlives its
 budget, so a hung daemon cannot hang the test (or leave a mount behind).
 """
+import concurrent.futures
 import errno
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -31,29 +33,33 @@ def require_fuse():
 
 
 class Checks:
-    """Counts checks; prints a FAIL line per failure and a closing summary."""
+    """Counts checks; prints a FAIL line per failure and a closing summary.
+    Safe to use from several threads at once."""
 
     def __init__(self, name):
         self.name = name
         self.passed = 0
         self.failed = 0
         self.notes = []
+        self._lock = threading.RLock()
 
     def ok(self, cond, what, detail=""):
-        if cond:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL: {what}" + (f": {detail}" if detail else ""), flush=True)
+        with self._lock:
+            if cond:
+                self.passed += 1
+            else:
+                self.failed += 1
+                print(f"FAIL: {what}" + (f": {detail}" if detail else ""), flush=True)
         return cond
 
     def eq(self, got, want, what):
         return self.ok(got == want, what, f"got {short(got)!s}, want {short(want)!s}")
 
     def note(self, text):
-        if text not in self.notes:
-            self.notes.append(text)
-            print(f"NOTE: {text}", flush=True)
+        with self._lock:
+            if text not in self.notes:
+                self.notes.append(text)
+                print(f"NOTE: {text}", flush=True)
 
     def finish(self):
         print(f"{self.name}: {self.passed} passed, {self.failed} failed", flush=True)
@@ -287,6 +293,28 @@ class Daemon:
         return self.log().splitlines()
 
 
+def default_workers():
+    """Threads for independent per-array work: at least 2, as much of it is
+    waiting (on mounts, tools, FUSE round trips, S3), and at most 4."""
+    return max(2, min(4, os.cpu_count() or 1))
+
+
+def run_parallel(tasks, workers=None):
+    """Runs every callable of `tasks` (no arguments) on `workers` threads
+    (default_workers()) and waits for all of them; re-raises the first
+    exception (in task order) once all have ended. subprocess and file I/O
+    release the GIL, so mounts, tools and reads overlap."""
+    pool = concurrent.futures.ThreadPoolExecutor(workers or default_workers())
+    try:
+        futures = [pool.submit(t) for t in tasks]
+        concurrent.futures.wait(futures)
+    finally:
+        # Interrupted (a signal's sys.exit): start no more tasks, end the rest.
+        pool.shutdown(wait=True, cancel_futures=True)
+    for f in futures:
+        f.result()
+
+
 def start_watchdog(seconds):
     """After `seconds`, aborts every mount this test made and exits 1."""
 
@@ -365,18 +393,56 @@ def run_checks(name, budget, prefix, body):
     return c.finish()
 
 
-def daemon_pids(marker):
-    """PIDs of processes whose command line contains `marker` (a path)."""
+def exited(pid):
+    """True if process `pid` has ended: gone from /proc, or a zombie (ended,
+    not yet reaped; an init that reaps late keeps it in /proc for seconds)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def wait_exited(pids, timeout):
+    """Waits up to `timeout` s until every process of `pids` has ended (see
+    exited); True if all did. Woken by each exit through a pidfd (Linux >=
+    5.3, which signals it at the exit, not at the reaping), else polls."""
+    deadline = time.monotonic() + timeout
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # no pidfds, or already reaped
+            fd = None
+        if fd is None:
+            if not wait_until(lambda: exited(pid), max(0.0, deadline - time.monotonic()), 0.005):
+                return False
+            continue
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            poller.poll(max(0, int((deadline - time.monotonic()) * 1000)))
+        finally:
+            os.close(fd)
+        if not exited(pid):
+            return False
+    return True
+
+
+def daemon_pids(marker, whole_arg=False):
+    """PIDs of processes whose command line contains `marker` (a path); with
+    whole_arg, only those with `marker` as one whole argument (so that, with
+    mounts at m-a and m-a_b at once, m-a does not also find m-a_b's daemon)."""
     pids = []
     for d in os.listdir("/proc"):
         if not d.isdigit() or int(d) == os.getpid():
             continue
         try:
             with open(f"/proc/{d}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    pids.append(int(d))
+                cmdline = f.read()
         except OSError:
-            pass
+            continue
+        if (marker.encode() in cmdline.split(b"\0")) if whole_arg else (marker.encode() in cmdline):
+            pids.append(int(d))
     return pids
 
 
@@ -391,8 +457,7 @@ def duckdb_row_counts(paths, batch=200):
     None if DuckDB's Node.js API is not installed (scripts/lib.sh,
     tiledbfs_install_node, installs it)."""
     script = os.path.join(NODE_DIR, "read_csv.mjs")
-    if shutil.which("node") is None or not os.path.isdir(
-            os.path.join(NODE_DIR, "node_modules", "@duckdb", "node-api")):
+    if not duckdb_installed():
         return None
     out = {}
     for i in range(0, len(paths), batch):
@@ -408,3 +473,116 @@ def duckdb_row_counts(paths, batch=200):
             out.setdefault(path, "error: no answer (exit %d): %s" % (
                 p.returncode, p.stderr.decode("utf-8", "replace")[:300]))
     return out
+
+
+def duckdb_installed():
+    """True if Node.js and DuckDB's Node.js API (tests/node) are installed."""
+    return shutil.which("node") is not None and os.path.isdir(
+        os.path.join(NODE_DIR, "node_modules", "@duckdb", "node-api"))
+
+
+class DuckDBReader:
+    """DuckDB's read_csv with its default settings (tests/node/read_csv.mjs)
+    in one Node.js process kept for many counts() calls, paths sent on its
+    stdin: Node.js and DuckDB start once per test, not once per call. A
+    process that dies or outlives a call's timeout is killed, and the next
+    call starts another. Calls from several threads take turns. Use with
+    `with`, or call close()."""
+
+    def __init__(self):
+        self.proc = None
+        self._err = None
+        self._buf = b""
+        self._lock = threading.Lock()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _start(self):
+        self._err = tempfile.TemporaryFile()  # a file: a full pipe cannot block node
+        self._buf = b""
+        self.proc = subprocess.Popen(["node", os.path.join(NODE_DIR, "read_csv.mjs"), "-"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._err, start_new_session=True)
+
+    def _line(self, deadline):
+        """The next line node prints, or None at its exit or the deadline."""
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return line
+
+    def _fail(self):
+        """Why the process gave no answer; kills it."""
+        self.proc.kill()
+        rc = self.proc.wait(timeout=CMD_TIMEOUT)
+        self._err.seek(0)
+        why = "no answer (exit %d): %s" % (rc, self._err.read().decode("utf-8", "replace")[:300])
+        self._close()
+        return why
+
+    def counts(self, paths, timeout=600):
+        """{path: rows} as DuckDB's read_csv counts them, or {path: "error:
+        ..."}, as duckdb_row_counts; None if DuckDB's Node.js API is not
+        installed. `timeout`: seconds for all of `paths`."""
+        if not duckdb_installed():
+            return None
+        with self._lock:
+            return self._counts(paths, timeout)
+
+    def _counts(self, paths, timeout):
+        deadline = time.monotonic() + timeout
+        out = {}
+        for path in paths:
+            if time.monotonic() >= deadline:
+                out[path] = f"error: no answer within {timeout} s"
+                continue
+            if self.proc is None:
+                self._start()
+            try:
+                self.proc.stdin.write(json.dumps(path).encode() + b"\n")
+                self.proc.stdin.flush()
+            except OSError:
+                pass  # node has exited: _line sees the end of its output
+            while path not in out:
+                line = self._line(deadline)
+                if line is None:
+                    out[path] = "error: " + self._fail()
+                    break
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue  # not an answer (a warning node printed)
+                if r.get("path") == path:
+                    out[path] = r["rows"] if "rows" in r else "error: " + r["error"]
+        return out
+
+    def close(self):
+        with self._lock:
+            self._close()
+
+    def _close(self):
+        if self.proc is None:
+            return
+        try:
+            self.proc.stdin.close()  # node's loop ends at the end of its input
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=CMD_TIMEOUT)
+        self.proc.stdout.close()
+        self._err.close()
+        self.proc = None
