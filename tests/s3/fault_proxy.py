@@ -16,7 +16,8 @@ gets the next fault of `faults`, in turn:
               only the first half of its body, then the connection closed
   "short206"  a ranged GET's 206 answered with a Content-Range and body one
               byte shorter than asked (the server lies coherently)
-`every=1` makes every request fail. Counting: requests by kind (LIST =
+`every=1` makes every request fail. With `fault_match=S`, only requests
+whose path contains S are counted for `every` and meet faults. Counting: requests by kind (LIST =
 GET with list-type, GET, HEAD, other), the faults injected, the bytes of
 the bodies sent, and "peak_gets": the most GETs (not LISTs) under way at
 once, from their arrival to the end of their answer.
@@ -52,6 +53,7 @@ class FaultProxy:
         self.every = 0
         self.faults = []
         self.n = 0
+        self.fault_match = ""
         self.next_fault = 0
         self.stats = {"LIST": 0, "GET": 0, "HEAD": 0, "other": 0, "faults": 0, "bytes": 0,
                       "peak_gets": 0, "gathered": False}
@@ -89,9 +91,10 @@ class FaultProxy:
     def endpoint(self):
         return f"http://127.0.0.1:{self.port}"
 
-    def set(self, latency_ms=0, every=0, faults=(), gather=0, gather_match=""):
+    def set(self, latency_ms=0, every=0, faults=(), gather=0, gather_match="", fault_match=""):
         with self.lock:
             self.latency_ms, self.every, self.faults = latency_ms, every, list(faults)
+            self.fault_match = fault_match
             self.next_fault = 0
             self.gather, self.gather_match = gather, gather_match
             self.gather_cv.notify_all()
@@ -166,11 +169,12 @@ class FaultProxy:
 
     def answer(self, h, body, kind):
         with self.lock:
-            self.n += 1
+            matched = self.fault_match in h.path
+            self.n += matched
             self.stats[kind] += 1
             self.requests.append((h.command, h.path, h.headers.get("Range")))
             fault = None
-            if self.every and self.faults and self.n % self.every == 0:
+            if matched and self.every and self.faults and self.n % self.every == 0:
                 fault = self.faults[self.next_fault % len(self.faults)]
                 self.next_fault += 1
                 self.stats["faults"] += 1

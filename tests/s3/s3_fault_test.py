@@ -177,6 +177,15 @@ def check_viewer(c, bin_dir, corpus, s3, proxy, prefix, refs):
     for s in (f"{s3.uri(prefix)}/{name}", "HTTP 503 SlowDown", "after 6 attempts"):
         c.ok(s in err, f"every request 503: the message says {s!r}", err.strip()[:300])
     c.ok(time.monotonic() - t0 < 30, "every request 503: fails within 30 s")
+    # Every GET of a tile file fails, the array opened: the ranged GET of a
+    # few bytes still reports S3's error code (its error body is not cut to
+    # the length of the range asked).
+    proxy.set(every=1, faults=["503"], fault_match="/a0.tdb")
+    p = viewer(bin_dir, f"{s3.uri(prefix)}/{name}", "attributes/a.bin", env)
+    err = p.stderr.decode(errors="replace")
+    c.ok(p.returncode != 0, "every tile GET 503: the read fails")
+    for s in ("a0.tdb", "HTTP 503 SlowDown", "after 6 attempts"):
+        c.ok(s in err, f"every tile GET 503: the message says {s!r}", err.strip()[:300])
 
     # Request counts, no faults.
     proxy.set()

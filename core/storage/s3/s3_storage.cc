@@ -21,6 +21,9 @@ constexpr char kEmptySha256[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934
 // A server that ignores Range answers 200 with the whole object: we keep up
 // to offset + n bytes of it, but never more than this.
 constexpr uint64_t kMaxWholeBody = uint64_t{256} << 20;
+// Room for an S3 error's XML whatever the range asked: a 503 to a ranged GET
+// of 60 bytes kept only 60 bytes of it, and lost its code (SlowDown).
+constexpr uint64_t kMaxErrorBody = uint64_t{64} << 10;
 
 bool ParseU64(std::string_view s, uint64_t* v) {
   if (s.empty()) return false;
@@ -473,7 +476,7 @@ Result<S3Storage::Range> S3Storage::GetRange(const std::string& path, uint64_t o
   const std::string what = fmt::format("GET {} {}", Where(path), range);
   HttpRequest req;
   req.url = Url(Key(path), "");
-  req.max_body = offset + ask <= kMaxWholeBody ? offset + ask : ask;
+  req.max_body = std::max(kMaxErrorBody, offset + ask <= kMaxWholeBody ? offset + ask : ask);
   auto truncated = [&](uint64_t total) {
     return Error::Corrupt(
         fmt::format("{}: the file is {} bytes, {} wanted at offset {} (truncated)", Where(path),
