@@ -292,6 +292,26 @@ class Daemon:
     def log_lines(self):
         return self.log().splitlines()
 
+    def threads_state(self):
+        """Each thread of the daemon as 'name state wchan' (for a hang's
+        message: where it waits), or why there is none."""
+        task = f"/proc/{self.proc.pid}/task"
+        out = []
+        try:
+            for tid in sorted(os.listdir(task), key=int):
+                try:
+                    with open(f"{task}/{tid}/stat") as f:
+                        stat = f.read()
+                    with open(f"{task}/{tid}/wchan") as f:
+                        wchan = f.read().strip() or "-"
+                except OSError:
+                    continue
+                name = stat[stat.index("(") + 1:stat.rindex(")")]
+                out.append(f"{name} {stat.rsplit(')', 1)[1].split()[0]} {wchan}")
+        except OSError as e:
+            return f"no threads: {e.strerror}"
+        return "; ".join(out)
+
 
 def default_workers():
     """Threads for independent per-array work: at least 2, as much of it is

@@ -117,6 +117,8 @@ def pristine(bin_dir, info, work, checks):
     daemon = start_daemon(bin_dir, info.path, mnt, log, info.key_file)
     state = daemon.wait(MOUNT_TIMEOUT)
     if state != "mounted":
+        if state == "hang":
+            state = f"hang ({daemon.threads_state()})"
         daemon.kill()
         daemon.stop(UNMOUNT_TIMEOUT)
         checks.ok(False, f"{info.name}: the pristine array mounts", f"{state} {daemon.log_lines()}")

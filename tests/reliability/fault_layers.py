@@ -53,9 +53,10 @@ def mount_one(bin_dir, info, m, work, stats, deadline):
         daemon = start_daemon(bin_dir, copy, mnt, log, info.key_file)
         state = daemon.wait(MOUNT_TIMEOUT)
         if state == "hang":
+            threads = daemon.threads_state()
             daemon.kill()
             daemon.stop(UNMOUNT_TIMEOUT)
-            fail("hang", f"mount neither live nor refused after {MOUNT_TIMEOUT} s")
+            fail("hang", f"mount neither live nor refused after {MOUNT_TIMEOUT} s: {threads}")
             stats.add("mount", "hang", kind, {})
             return
         if state != "mounted":
