@@ -69,9 +69,6 @@ run_sanitize() {
     export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1:check_initialization_order=1:log_path=$logs/asan"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan"
     export LSAN_OPTIONS="log_path=$logs/lsan"
-    # The mount load test reads for a fixed time; 20 s of 64 readers are
-    # enough under the sanitizers.
-    export LOAD_SECONDS="${LOAD_SECONDS:-20}"
     # Every unit test and fuzz replay, and one corpus pass of each route (tests
     # labelled sanitize in tests/CMakeLists.txt); the release run has the rest.
     ctest --output-on-failure -j "$(nproc)" -L '^(unit|sanitize)$'

@@ -219,10 +219,9 @@ def check_viewer(c, bin_dir, corpus, s3, proxy, prefix, refs):
              "; ".join(f"{r[1]} {r[2]}" for r in proxy.requests))
 
 
-def read_all(mnt, mine, workers=1):
-    """{file: bytes or errno}, `workers` files read at once."""
-    files = list(mine)
-    return dict(zip(files, pmap(lambda f: cmt_read(os.path.join(mnt, f)), files, workers)))
+def read_all(mnt, mine):
+    """{file: bytes or errno}, one file after another."""
+    return {f: cmt_read(os.path.join(mnt, f)) for f in mine}
 
 
 def start_daemon(c, exe, uri, mnt, env, log_path):
