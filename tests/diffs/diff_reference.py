@@ -16,12 +16,19 @@ history/<T2>/data.csv (docs/namespace.md "Diffs"):
     JSON differ), and the lines of log.txt with instants in (min, max].
 Rows compare in order (as multisets for arrays with duplicates).
 
-  diff_reference.py (--viewer VIEW | --mount TILEDBFS) [--max-pairs N] CORPUS [NAMES...]
+With --golden FILE, the four files of each pair must also be byte-identical
+to what FILE recorded (SHA-256 prefixes, keyed by array and instants in ms): a
+new diff engine must not change a byte. --write-golden FILE records them.
+Pairs FILE lacks (other corpora, other samples) are only counted.
+
+  diff_reference.py (--viewer VIEW | --mount TILEDBFS) [--max-pairs N]
+                    [--golden FILE | --write-golden FILE] CORPUS [NAMES...]
 
 Prints a FAIL line per pair that fails, then 'N passed, M failed'.
 """
 import argparse
 import csv
+import hashlib
 import io
 import json
 import random
@@ -97,18 +104,25 @@ def expected(s1, s2, dups):
     return added, removed, changed, common
 
 
-def check_pair(src, vp, log_lines, t1, t2, name1, name2, sides, dups):
+DIFF_FILES = ("summary.json", "added.csv", "removed.csv", "changed.csv")
+
+
+def check_pair(src, vp, log_lines, t1, t2, name1, name2, sides, dups, hashes):
+    """Problems found; `hashes` gets each file's SHA-256 (64 bits of it)."""
     problems = []
     s1, s2 = sides[t1], sides[t2]
     added, removed, changed, common = expected(s1, s2, dups)
     base = f"{vp}diff/{name1}..{name2}/"
     try:
-        summary = json.loads(src.read(base + "summary.json"))
-        got_added = rows_of(src.read(base + "added.csv"))
-        got_removed = rows_of(src.read(base + "removed.csv"))
-        got_changed = rows_of(src.read(base + "changed.csv"))
+        blobs = {f: src.read(base + f) for f in DIFF_FILES}
     except Exception as e:  # noqa: BLE001 - report
         return [f"{base}: {e}"]
+    hashes.update({f: hashlib.sha256(b).hexdigest()[:16] for f, b in blobs.items()})
+    try:
+        summary = json.loads(blobs["summary.json"])
+    except ValueError as e:
+        return [f"{base}summary.json: {e}"]
+    got_added, got_removed, got_changed = (rows_of(blobs[f]) for f in DIFF_FILES[1:])
     n = s2.dims
     want_changed_header = tuple(s2.header[:n]) + tuple(x for a in common for x in (f"{a}:before", f"{a}:after"))
     for what, got, hdr, rows in (("added.csv", got_added, tuple(s2.header), added),
@@ -152,11 +166,16 @@ def main():
     g.add_argument("--mount")
     ap.add_argument("--max-pairs", type=int, default=40, help="pairs per array at most (sampled, seeded)")
     ap.add_argument("--seed", type=int, default=1)
+    gg = ap.add_mutually_exclusive_group()
+    gg.add_argument("--golden", help="JSON of each pair's file hashes to match")
+    gg.add_argument("--write-golden", help="record each pair's file hashes in this JSON")
     ap.add_argument("corpus")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     src = conf.Viewer(a.viewer) if a.viewer else conf.Mount(a.mount)
     tally = conf.Tally(False)
+    golden = json.loads(Path(a.golden).read_text()) if a.golden else {}
+    recorded, matched = {}, 0
     units, problems = conf.plan(Path(a.corpus), a.names)
     for what, p in problems:
         tally.record(what, [p])
@@ -187,8 +206,17 @@ def main():
                     n1 = str(t1) if rng.random() < 0.5 else conf_iso(t1)
                     n2 = str(t2) if rng.random() < 0.5 else conf_iso(t2)
                     try:
-                        tally.record(f"{what} diff/{n1}..{n2}",
-                                     check_pair(src, vp, log_lines, t1, t2, n1, n2, sides, dups))
+                        hashes = {}
+                        found = check_pair(src, vp, log_lines, t1, t2, n1, n2, sides, dups, hashes)
+                        key = f"{what} diff/{t1}..{t2}"
+                        if hashes:
+                            recorded[key] = " ".join(hashes[f] for f in DIFF_FILES)
+                        if key in golden and hashes:
+                            matched += 1
+                            want = dict(zip(DIFF_FILES, golden[key].split(" ")))
+                            found += [f"{f}: not byte-identical to {a.golden}"
+                                      for f in DIFF_FILES if want.get(f) != hashes[f]]
+                        tally.record(f"{what} diff/{n1}..{n2}", found)
                     except Exception as e:  # noqa: BLE001
                         tally.record(f"{what} diff/{n1}..{n2}", [f"harness error: {type(e).__name__}: {e}"])
                 for bad in ("1..", "x..y", "5", "1...2"):
@@ -199,6 +227,13 @@ def main():
                         tally.record(f"{what} diff/{bad}", [])
         finally:
             src.close()
+    if a.write_golden:
+        Path(a.write_golden).write_text(json.dumps(recorded, indent=0, sort_keys=True) + "\n")
+        print(f"recorded {len(recorded)} pairs in {a.write_golden}")
+    if a.golden:
+        print(f"{matched} of {len(recorded)} pairs byte-compared with {a.golden}")
+        if matched == 0:
+            tally.record("golden", [f"no pair of {a.golden} was checked"])
     print(f"{tally.passed} passed, {tally.failed} failed")
     return 0 if tally.failed == 0 and tally.passed > 0 else 1
 
