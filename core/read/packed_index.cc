@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/read/coord_tiles.h"
+#include "core/util/stop.h"
 
 namespace tiledbfs::core {
 
@@ -138,7 +139,11 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
     window_first = from;
   };
   const int at0 = k.ord_bits + k.shift[0];
+  // A stop of the process (core/util/stop.h) is looked for between tiles and
+  // before the sort: a tile's cells take milliseconds.
+  constexpr std::string_view kWhat = "sparse cell index";
   for (size_t i = 0; i < tiles.size(); ++i) {
+    TRY(CheckStop(kWhat));
     const PackedTile& pt = tiles[i];
     const size_t gt = pt.tile;
     OrderTile& ot = order.tiles[gt];
@@ -228,7 +233,9 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
     if (carry != nullptr && pt.hi > hi) kept.emplace(gt, std::move(coords));
   }
   if (carry != nullptr) *carry = std::move(kept);
+  TRY(CheckStop(kWhat));
   SortPackedCells(order, k, cells);
+  TRY(CheckStop(kWhat));
   if (!deleted.empty()) {
     DropDeletedCells(
         in, deleted, order.pos_bits, [&k](uint64_t c) { return k.OrdinalOf(c); }, cells);

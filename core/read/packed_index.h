@@ -46,7 +46,9 @@ using CoordCarry = std::unordered_map<size_t, std::vector<DecodedTile>>;
 // var-sized, outside the non-empty domains): the generic path. kCorrupt
 // for a cell outside its tile's bounds [lo, hi] (a build of a range would
 // miss it). With `carry`: its tiles are used instead of reading them again,
-// and it is left holding the coordinates of the tiles reaching past `hi`.
+// and it is left holding the coordinates of the tiles reaching past `hi`
+// (on an error, some of them: a caller drops it). kCancelled once the
+// process is stopping (core/util/stop.h), looked for between tiles.
 // `reuse`: memory for the cells (its values are dropped), from an index
 // no longer needed, so that a build does not touch fresh pages.
 Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(

@@ -9,6 +9,7 @@
 #include "core/read/coord_tiles.h"
 #include "core/read/coords.h"
 #include "core/read/packed_index.h"
+#include "core/util/stop.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -129,12 +130,16 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
   wanted.reserve(order.tiles.size());
   for (const OrderTile& ot : order.tiles) wanted.emplace_back(ot.fragment, ot.tile);
   std::vector<Result<std::vector<DecodedTile>>> read = ReadCoordTileBatch(in, wanted, dims);
+  // A stop of the process (core/util/stop.h) is looked for between tiles and
+  // passes: a tile's cells take milliseconds, a pass over all cells seconds.
+  constexpr std::string_view kWhat = "sparse cell index";
   for (size_t gt = 0; gt < order.tiles.size(); ++gt) {
     OrderTile& ot = order.tiles[gt];
     const size_t fi = ot.fragment;
     const uint64_t t = ot.tile;
     const FragmentMetadata& frag = *in.fragments[fi];
     const FragmentFooter& ft = frag.footer();
+    TRY(CheckStop(kWhat));
     if (!read[gt].ok()) return read[gt].error();
     coords[fi][t] = std::move(read[gt]).value();
     uint64_t cell_num = frag.TileCellNum(t);
@@ -154,7 +159,9 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
           fmt::format("sparse view of more than {} cells", in.limits.max_view_cells));
     }
   }
+  TRY(CheckStop(kWhat));
   SortSparseCells(order, cells);
+  TRY(CheckStop(kWhat));
   if (!deleted.empty()) {
     DropDeletedCells(
         in, deleted, order.pos_bits, [](uint64_t c) { return c; }, cells);
@@ -180,6 +187,7 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
     EntryCellValues values(in, coords, cache);
     size_t w = 0;
     for (size_t r = 0; r < cells.size(); ++r) {
+      if (r % 65536 == 0) TRY(CheckStop(kWhat));
       const SparseEntry e = entry_of(cells[r]);
       const FragmentMetadata& frag = *in.fragments[e.fragment];
       bool deleted = false;
@@ -215,6 +223,7 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
   index.dims.resize(dims);
   index.box.resize(dims);
   for (size_t d = 0; d < dims; ++d) {
+    TRY(CheckStop(kWhat));
     const Dimension& dim = schema.dimensions[d];
     Column& c = index.dims[d];
     c.name = dim.name;

@@ -9,6 +9,9 @@
 
 namespace tiledbfs::core {
 
+// Errors: those of the tile reads (tile_source.h); kCancelled once the
+// process is stopping (core/util/stop.h), looked for between tiles and
+// passes.
 Result<CellIndex> BuildSparseIndex(const ViewInputs& in);
 
 // Cells [first, first + count) of dimension d of a sparse index (the

@@ -171,7 +171,8 @@ class TileCache {
   // The tile cached under `key`, else `decode`'s, put in the cache. The
   // decode is claimed (BeginDecode) so that no one else decodes the tile
   // meanwhile; a tile being decoded (ahead, or by another reader) is
-  // waited for instead. Errors: decode's.
+  // waited for instead. Errors: decode's, never cached (a kCancelled decode,
+  // core/util/stop.h, says nothing about the tile).
   Result<std::shared_ptr<const DecodedTile>> GetOrDecode(
       const TileKey& key, const std::function<Result<DecodedTile>()>& decode,
       std::shared_ptr<const FragmentMetadata> fragment);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/util/parallel.h"
+#include "core/util/stop.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -139,9 +140,13 @@ struct TileBytes {
 using ReadParts = std::array<std::optional<Result<ByteVec>>, 3>;
 
 // Reads the parts in order and stops at the first failure, so that a tile
-// read alone or in a batch reports the same error.
+// read alone or in a batch reports the same error. Every tile read, alone,
+// in a batch, ahead or in parts, starts here or in ReadTilePart: there a
+// stop of the process (core/util/stop.h) ends whatever reads many tiles,
+// each tile it has not started failing with kCancelled.
 Result<TileBytes> ReadTileBytes(const FragmentMetadata& fragment, const TileFiles& f,
                                 ReadParts* already = nullptr) {
+  TRY(CheckStop(f.fixed.file));
   TileBytes b;
   ByteVec* into[3] = {&b.fixed, &b.var, &b.validity};
   const auto parts = Parts(f);
@@ -311,7 +316,9 @@ void StreamRemoteTiles(std::span<const TileRequest> tiles,
         }
       }
       try {
-        std::vector<Result<ByteVec>> got = storage.ReadMany(requests);
+        // Stopping: no GETs; each tile's ReadTileBytes reports kCancelled.
+        std::vector<Result<ByteVec>> got =
+            StopRequested() ? std::vector<Result<ByteVec>>() : storage.ReadMany(requests);
         for (size_t r = 0; r < got.size(); ++r) {
           read[dest[r].first][dest[r].second] = MissingIsIo(std::move(got[r]));
         }
@@ -417,7 +424,7 @@ void ReadTilesEach(std::span<const TileRequest> tiles, bool encrypted, unsigned 
     for (size_t i = begin; i < end && stored < kParallelDecodeBytes; ++i) {
       if (files[i]) stored += StoredBytes(*files[i]);
     }
-    if (one_storage && requests.size() >= 2) {
+    if (one_storage && requests.size() >= 2 && !StopRequested()) {
       std::vector<Result<ByteVec>> got = storage->ReadMany(requests);
       for (size_t r = 0; r < got.size(); ++r) {
         read[dest[r].first][dest[r].second] = MissingIsIo(std::move(got[r]));
@@ -474,6 +481,7 @@ Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, 
     return Error::InvalidArgument(
         fmt::format("{}: tile {} of {}", fragment.dir(), tile, fragment.tile_num()));
   }
+  TRY(CheckStop(fragment.DataFile(field)));
   const uint64_t cell_num = fragment.TileCellNum(tile);
   if (from >= to || to > cell_num) {
     return Error::InvalidArgument(fmt::format("{}: cells [{}, {}) of tile {} of {} cells",

@@ -46,7 +46,9 @@ struct FieldShape {
 FieldShape ShapeOf(const FragmentMetadata& fragment, FieldRef field);
 
 // Reads and unfilters tile `tile` of `field`. Errors name the data file and
-// offset: kCorrupt (sizes, codec, checksum), kUnsupported, kKey, kIo.
+// offset: kCorrupt (sizes, codec, checksum), kUnsupported, kKey, kIo; and
+// kCancelled, without reading, once the process is stopping
+// (core/util/stop.h), as every function here that reads tiles.
 // `threads`: how many may unfilter a big fixed-size tile's chunks
 // (TileContext::threads), for a tile a reader waits for alone.
 Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,

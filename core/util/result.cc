@@ -20,6 +20,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "encryption key";
     case ErrorCode::kAccessDenied:
       return "access denied";
+    case ErrorCode::kCancelled:
+      return "cancelled";
   }
   return "error";
 }

@@ -21,6 +21,7 @@ enum class ErrorCode {
   kOutOfMemory,      // a limit (core/util/limits.h) would be exceeded
   kKey,              // missing or wrong encryption key
   kAccessDenied,     // the object store refused our credentials (or found none)
+  kCancelled,        // the process is stopping (core/util/stop.h): no answer about the array
 };
 
 std::string_view ErrorCodeName(ErrorCode code);
@@ -39,6 +40,7 @@ class Error {
   static Error OutOfMemory(std::string m) { return {ErrorCode::kOutOfMemory, std::move(m)}; }
   static Error Key(std::string m) { return {ErrorCode::kKey, std::move(m)}; }
   static Error AccessDenied(std::string m) { return {ErrorCode::kAccessDenied, std::move(m)}; }
+  static Error Cancelled(std::string m) { return {ErrorCode::kCancelled, std::move(m)}; }
 
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }

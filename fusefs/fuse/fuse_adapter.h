@@ -61,19 +61,37 @@
 //   those pieces, not copied into a buffer first; pieces of under a page on
 //   average, or past IOV_MAX of them, are copied after all.
 //
+// - Stopping (issue 50; an adapter that handles signals, i.e. the daemon's):
+//   SIGTERM, SIGINT and SIGHUP (our handler, then libfuse's), the mount
+//   detached from outside (fusermount3 -u -z, umount -l: a thread sees
+//   /proc/self/mountinfo no longer list it) and the connection ending
+//   (unmounted, aborted: ENODEV where the adapter reads the device itself,
+//   stream_first_reads; else once the loop is over) each set the process's
+//   stop (core/util/stop.h). A request in the middle of long work (a diff,
+//   an index build, a GET to a silent store) then ends within a fraction of
+//   a second, answering EINTR, instead of holding up the loop's end
+//   (libfuse joins its workers) until it is done. Then the loop ends, the
+//   mount is taken away (unless it was detached already: the path may hold
+//   another mount by then) and Serve returns. Nothing is written anywhere:
+//   a stop leaves no state behind but the caches, which keep no
+//   cancelled result.
+//
 // Threads: the Tree's methods are called from several threads at once (the
 // multithreaded loop), so the Tree must be thread-safe; reads of one
 // OpenFile are serialized by the adapter.
 #pragma once
 
+#include <pthread.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -116,6 +134,9 @@ struct MountConfig {
   unsigned max_threads = 16;
   // Serve() stops on SIGINT/SIGTERM/SIGHUP (libfuse keeps one such session
   // per process: turn off for a second adapter serving in the same process).
+  // The adapter then stands for the process: a signal, the mount detached
+  // from outside or the connection ending sets the process's stop
+  // (core/util/stop.h; see the top), as does the loop's end.
   bool handle_signals = true;
   // Tests only: leave the kernel mount writable so that mutating requests
   // reach the adapter and its own EROFS answers can be checked.
@@ -144,8 +165,8 @@ class FuseAdapter {
   core::Status Daemonize(bool foreground);
 
   // Serves requests until the file system is unmounted or (handle_signals)
-  // the process gets SIGINT, SIGTERM or SIGHUP; then unmounts. Errors: kIo
-  // (the loop failed).
+  // the process gets SIGINT, SIGTERM or SIGHUP or the mount is detached;
+  // then unmounts. Errors: kIo (the loop failed).
   core::Status Serve();
 
   // Unmounts now (idempotent).
@@ -164,6 +185,16 @@ class FuseAdapter {
   void DropListingSoon(uint64_t ino);
   // Tells the kernel to drop what it keeps of every immutable node.
   void InvalidateImmutable();
+  // Watching for the mount being detached from outside (handle_signals):
+  // a thread polls /proc/self/mountinfo (POLLPRI at each change of the
+  // mount table) until no mount of our device is listed (moved or bound
+  // elsewhere, it still serves), then sets the stop and ends the loop
+  // (SIGTERM to the thread that runs it, as if the daemon had got it).
+  // False, and nothing watched, if the mount cannot be found there
+  // (another mount namespace).
+  bool StartMountWatch();
+  void StopMountWatch();
+  void WatchMount();
 
   // Open files and directories, owned here: the kernel holds their addresses
   // (fh) until release, and a session that ends with files open frees them.
@@ -193,6 +224,16 @@ class FuseAdapter {
   MountConfig config_;
   ::fuse_session* session_ = nullptr;
   bool mounted_ = false;
+  std::string mount_path_;  // the mount point, symbolic links resolved
+  // The mount watch: /proc/self/mountinfo, our mount's device there
+  // ("MAJOR:MINOR"), an eventfd that ends the watch, the thread running
+  // the loop (to wake).
+  int mountinfo_fd_ = -1;
+  std::string mount_dev_;
+  int mount_wake_fd_ = -1;
+  std::thread mount_watch_;
+  pthread_t loop_thread_{};
+  std::atomic<bool> mount_gone_{false};  // detached from outside
   std::function<void(const std::string&)> log_;
 };
 

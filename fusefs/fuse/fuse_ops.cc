@@ -27,6 +27,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "core/util/stop.h"
 #include "fusefs/fuse/readahead.h"
 
 namespace tiledbfs::fusefs {
@@ -101,10 +102,12 @@ struct FuseOps {
   // found" and "invalid argument" are the caller's business (ls of a missing
   // name), not worth a log line.
   // A name under slice/ or diff/ is a query the user wrote: why it resolves
-  // to nothing is worth a line.
+  // to nothing is worth a line. Requests cut short because the daemon is
+  // stopping (kCancelled: EINTR) are not: they say nothing about the array.
   static void ReplyError(fuse_req_t req, const char* op, const std::string& path, const Error& e) {
     int err = ErrnoFor(e);
     if (err <= 0) err = EIO;
+    if (e.code() == ErrorCode::kCancelled) return ReplyErr(req, err);
     if ((e.code() != ErrorCode::kNotFound && e.code() != ErrorCode::kInvalidArgument) ||
         IsQueryPath(path)) {
       Self(req).Log(std::string("cannot ") + op + " " + Display(path) + ": " + e.ToString());
@@ -205,10 +208,17 @@ struct FuseOps {
 
   static ssize_t DeviceRead(int fd, void* buf, size_t len, void* userdata) {
     const ssize_t n = ::read(fd, buf, len);
+    auto& self = *static_cast<FuseAdapter*>(userdata);
     if (n > 0) {
       // Makes no call: errno stays read()'s for libfuse.
-      static_cast<FuseAdapter*>(userdata)->kernel_init_.OnRead(
-          std::span(static_cast<const uint8_t*>(buf), static_cast<size_t>(n)));
+      self.kernel_init_.OnRead(std::span(static_cast<const uint8_t*>(buf), static_cast<size_t>(n)));
+    } else if (n < 0 && errno == ENODEV && self.config_.handle_signals) {
+      // The connection is gone (unmounted, or aborted through
+      // /sys/fs/fuse/connections): libfuse ends its loop and then waits for
+      // the workers still in a request. The stop (core/util/stop.h) ends
+      // those now, and the process ends with the loop. A store to an atomic:
+      // errno stays read()'s.
+      core::RequestStop();
     }
     return n;
   }

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/util/parallel.h"
+#include "core/util/stop.h"
 #include "fusefs/render/csv.h"
 
 namespace tiledbfs::fusefs {
@@ -98,7 +99,10 @@ namespace {
 
 // Runs task(i, state) for every i < n on every core, each worker with a
 // read state of its own. The first failed task's error (by i) is the
-// result; once one fails, tasks not started yet are skipped.
+// result; once one fails, tasks not started yet are skipped. Once the
+// process is stopping (core/util/stop.h), a task not started yet fails with
+// kCancelled instead of running (a batch of cells may render for a while
+// from tiles already decoded).
 core::Status RunOnEveryCore(size_t n,
                             const std::function<core::Status(size_t, core::ReadState*)>& task) {
   std::vector<core::Status> status(n, core::Ok());
@@ -107,6 +111,11 @@ core::Status RunOnEveryCore(size_t n,
   std::vector<std::unique_ptr<core::ReadState>> states;  // free ones
   core::ParallelFor(n, [&](size_t i) {
     if (failed.load()) return;
+    if (core::StopRequested()) {
+      status[i] = core::CheckStop("a pass over the cells");
+      failed = true;
+      return;
+    }
     std::unique_ptr<core::ReadState> state;
     {
       std::lock_guard<std::mutex> lock(states_mu);

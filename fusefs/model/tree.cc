@@ -68,6 +68,9 @@ int ErrnoFor(const core::Error& e) {
     // Credentials revoked or expired after the mount: the store refuses.
     case core::ErrorCode::kAccessDenied:
       return EACCES;
+    // The daemon is stopping (core/util/stop.h): the request was cut short.
+    case core::ErrorCode::kCancelled:
+      return EINTR;
   }
   return EIO;
 }

@@ -28,6 +28,13 @@ each request whose path contains S until N of them are under way at once
 until 10 s have passed (then gathering ends unmet). A client that sends
 them one at a time never meets it.
 
+Holding requests, to catch a client in the middle of one: with
+`hold_match=S`, every request whose path contains S is held (not
+forwarded) until a set() without that match releases it, or close() ends
+it (the connection is then reset, nothing answered). held() is the number
+held now, counts()["held"] how many were held in all: a test waits for
+held() >= 1 rather than sleeping.
+
 `rounds()`: the round trips, as the groups of requests whose spans (arrival
 to answer) overlap, counted in arrival order.
 """
@@ -56,12 +63,14 @@ class FaultProxy:
         self.fault_match = ""
         self.next_fault = 0
         self.stats = {"LIST": 0, "GET": 0, "HEAD": 0, "other": 0, "faults": 0, "bytes": 0,
-                      "peak_gets": 0, "gathered": False}
+                      "peak_gets": 0, "gathered": False, "held": 0}
         self.requests = []  # (method, path, range) of each request
         self.spans = []  # (arrival, end) of each answered request, monotonic seconds
         self.gets_running = 0
         self.gather, self.gather_match, self.gather_waiting = 0, "", 0
         self.gather_cv = threading.Condition(self.lock)
+        self.hold_match, self.holding, self.closing = "", 0, False
+        self.hold_cv = threading.Condition(self.lock)
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -91,13 +100,21 @@ class FaultProxy:
     def endpoint(self):
         return f"http://127.0.0.1:{self.port}"
 
-    def set(self, latency_ms=0, every=0, faults=(), gather=0, gather_match="", fault_match=""):
+    def set(self, latency_ms=0, every=0, faults=(), gather=0, gather_match="", fault_match="",
+            hold_match=""):
         with self.lock:
             self.latency_ms, self.every, self.faults = latency_ms, every, list(faults)
             self.fault_match = fault_match
             self.next_fault = 0
             self.gather, self.gather_match = gather, gather_match
             self.gather_cv.notify_all()
+            self.hold_match = hold_match
+            self.hold_cv.notify_all()
+
+    def held(self):
+        """The requests held now (hold_match)."""
+        with self.lock:
+            return self.holding
 
     def reset_counts(self):
         with self.lock:
@@ -125,6 +142,9 @@ class FaultProxy:
             return dict(self.stats)
 
     def close(self):
+        with self.lock:
+            self.closing = True
+            self.hold_cv.notify_all()
         self.server.shutdown()
         self.server.server_close()
 
@@ -142,7 +162,11 @@ class FaultProxy:
                 self.gets_running += 1
                 self.stats["peak_gets"] = max(self.stats["peak_gets"], self.gets_running)
             self.hold(h.path)
+            released = self.hold_held(h.path)
         try:
+            if not released:
+                self.reset(h)
+                return
             self.answer(h, body, kind)
         finally:
             with self.lock:
@@ -166,6 +190,22 @@ class FaultProxy:
             self.gather_cv.notify_all()
         finally:
             self.gather_waiting -= 1
+
+    def hold_held(self, path):
+        """With self.lock held: waits while `path` matches hold_match; False
+        if the proxy closed meanwhile (the request is then not answered)."""
+        def holds():
+            return self.hold_match and self.hold_match in path and not self.closing
+
+        if not holds():
+            return not self.closing
+        self.holding += 1
+        self.stats["held"] += 1
+        try:
+            self.hold_cv.wait_for(lambda: not holds())
+        finally:
+            self.holding -= 1
+        return not self.closing
 
     def answer(self, h, body, kind):
         with self.lock:

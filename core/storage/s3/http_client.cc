@@ -7,6 +7,8 @@
 #include <charconv>
 #include <functional>
 
+#include "core/util/stop.h"
+
 namespace tiledbfs::core::s3 {
 namespace {
 
@@ -70,6 +72,13 @@ size_t OnHeader(char* data, size_t size, size_t nmemb, void* user) {
 
 constexpr long kReceiveBytes = 256L << 10;
 
+// Non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+int OnProgress(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return StopRequested() ? 1 : 0;
+}
+
+constexpr char kCancelled[] = "cancelled: the process is stopping";
+
 bool Retryable(CURLcode code) {
   switch (code) {
     case CURLE_COULDNT_RESOLVE_HOST:
@@ -125,7 +134,11 @@ HttpClient::HttpClient(Options options) : options_(options), shared_(new Shared(
 }
 
 HttpClient::~HttpClient() {
-  for (Handle& h : pool_) curl_easy_cleanup(static_cast<CURL*>(h.curl));
+  for (Handle& h : pool_) {
+    // The easy handles were taken off their multi handles after each transfer.
+    curl_multi_cleanup(static_cast<CURLM*>(h.multi));
+    curl_easy_cleanup(static_cast<CURL*>(h.curl));
+  }
   if (shared_->share != nullptr) curl_share_cleanup(shared_->share);
 }
 
@@ -142,7 +155,13 @@ HttpClient::Handle HttpClient::TakeHandle() const {
       return h;
     }
   }
-  return Handle{curl_easy_init(), false};
+  Handle h{curl_easy_init(), curl_multi_init(), false};
+  if (h.curl == nullptr || h.multi == nullptr) {
+    curl_multi_cleanup(static_cast<CURLM*>(h.multi));
+    curl_easy_cleanup(static_cast<CURL*>(h.curl));
+    return Handle{};
+  }
+  return h;
 }
 
 void HttpClient::GiveHandle(Handle handle) const {
@@ -172,6 +191,11 @@ void HttpClient::EndConnect(uint64_t turn) const {
 
 HttpResponse HttpClient::Perform(const HttpRequest& request) const {
   HttpResponse response;
+  if (StopRequested()) {
+    response.transport_error = kCancelled;
+    response.cancelled = true;
+    return response;
+  }
   Handle handle = TakeHandle();
   CURL* curl = static_cast<CURL*>(handle.curl);
   if (curl == nullptr) {
@@ -212,8 +236,50 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) const {
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   if (shared_->share != nullptr) curl_easy_setopt(curl, CURLOPT_SHARE, shared_->share);
-  const CURLcode code = curl_easy_perform(curl);
-  if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && response.capped)) {
+  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  // curl_easy_perform's loop, polling at least every kStopPoll: a stop of
+  // the process is then seen (here, or by OnProgress, which curl calls as
+  // it runs the transfer) even while the server is silent.
+  CURLM* multi = static_cast<CURLM*>(handle.multi);
+  CURLcode code = CURLE_OK;
+  std::string multi_error;
+  bool cancelled = false;
+  if (CURLMcode added = curl_multi_add_handle(multi, curl); added != CURLM_OK) {
+    multi_error = curl_multi_strerror(added);
+  } else {
+    for (;;) {
+      int running = 0;
+      CURLMcode mc = curl_multi_perform(multi, &running);
+      if (mc == CURLM_OK && running == 0) {
+        int left = 0;
+        CURLMsg* msg = curl_multi_info_read(multi, &left);
+        code = msg != nullptr && msg->msg == CURLMSG_DONE ? msg->data.result : CURLE_OK;
+        break;
+      }
+      if (mc == CURLM_OK && StopRequested()) {
+        cancelled = true;
+        break;
+      }
+      if (mc == CURLM_OK) {
+        mc = curl_multi_poll(multi, nullptr, 0, static_cast<int>(kStopPoll.count()), nullptr);
+      }
+      if (mc != CURLM_OK) {
+        multi_error = curl_multi_strerror(mc);
+        break;
+      }
+    }
+    // Mid-transfer (cancelled, a multi failure), its connection is closed.
+    curl_multi_remove_handle(multi, curl);
+  }
+  if (cancelled || code == CURLE_ABORTED_BY_CALLBACK) {
+    response.status = 0;
+    response.transport_error = kCancelled;
+    response.cancelled = true;
+  } else if (!multi_error.empty()) {
+    response.status = 0;
+    response.transport_error = multi_error;
+  } else if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && response.capped)) {
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   } else {
     response.status = 0;

@@ -17,6 +17,13 @@
 //
 // Each handle receives into a buffer of 256 KiB (libcurl's default is 16
 // KiB: 60 system calls and callbacks per megabyte of a tile).
+//
+// A transfer ends within kStopPoll of a stop of the process
+// (core/util/stop.h), in any state (resolving, connecting, waiting for a
+// server that holds the request, receiving): each handle runs on a multi
+// handle of its own, polled at least that often, and a progress callback
+// aborts it. (curl_easy_perform polls once a second while a server is
+// silent.)
 #pragma once
 
 #include <chrono>
@@ -49,6 +56,9 @@ struct HttpResponse {
   bool capped = false;          // the body reached max_body and the transfer stopped
   std::string transport_error;  // curl's reason: refused, timed out, reset...
   bool retryable = false;       // transport errors worth another attempt
+  // The process is stopping (core/util/stop.h): the request was not sent,
+  // or was abandoned (status 0). Not retryable; says nothing of the server.
+  bool cancelled = false;
 };
 
 class HttpClient {
@@ -64,20 +74,25 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // One request, one attempt; never throws. Transport failures come back in
-  // HttpResponse::transport_error with status 0.
+  // HttpResponse::transport_error with status 0; a stop of the process sets
+  // HttpResponse::cancelled.
   HttpResponse Perform(const HttpRequest& request) const;
 
   // New connections being opened at once, over all callers, and the
   // longest a turn to open one lasts.
   static constexpr unsigned kMaxConnecting = 4;
   static constexpr std::chrono::milliseconds kConnectTurn{100};
+  // The longest a transfer waits without looking for a stop of the process.
+  static constexpr std::chrono::milliseconds kStopPoll{100};
 
  private:
   struct Shared;
-  // A pooled easy handle; `answered`: it has had a response, so it holds a
-  // kept-alive connection (or knows its server answers).
+  // A pooled easy handle and the multi handle it runs on (which keeps its
+  // kept-alive connections); `answered`: it has had a response, so it holds
+  // a kept-alive connection (or knows its server answers).
   struct Handle {
     void* curl = nullptr;
+    void* multi = nullptr;
     bool answered = false;
   };
   Handle TakeHandle() const;

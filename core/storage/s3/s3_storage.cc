@@ -13,6 +13,7 @@
 #include "core/storage/s3/list_xml.h"
 #include "core/storage/s3/sigv4.h"
 #include "core/util/limits.h"
+#include "core/util/stop.h"
 
 namespace tiledbfs::core::s3 {
 namespace {
@@ -193,7 +194,8 @@ void S3Storage::Backoff(int attempt) const {
       std::min<int64_t>(config_.max_backoff_ms, config_.backoff_ms << std::min(attempt - 1, 20));
   // Equal jitter: half fixed, half random, so retries of many readers spread.
   std::uniform_int_distribution<int64_t> d(cap / 2, std::max<int64_t>(cap / 2, cap));
-  std::this_thread::sleep_for(std::chrono::milliseconds(d(rng)));
+  // Cut short by a stop of the process; Send then retries no more.
+  SleepUnlessStopped(std::chrono::milliseconds(d(rng)));
 }
 
 namespace {
@@ -207,7 +209,8 @@ struct Verdict {
 }  // namespace
 
 // One logical request with the retry policy. `check` judges 2xx and 416
-// responses; the statuses every request shares are judged here.
+// responses; the statuses every request shares are judged here. Once the
+// process is stopping (core/util/stop.h): kCancelled, and no more attempts.
 static Result<HttpResponse> Send(const HttpClient& http, const HttpRequest& base,
                                  const std::function<std::vector<std::string>()>& headers,
                                  const std::string& what, const S3Config& config,
@@ -216,11 +219,14 @@ static Result<HttpResponse> Send(const HttpClient& http, const HttpRequest& base
   std::string last;
   const auto start = std::chrono::steady_clock::now();
   for (int attempt = 1;; ++attempt) {
+    TRY(CheckStop(what));
     HttpRequest req = base;
     req.headers = headers();  // signed anew: x-amz-date moves on
     HttpResponse resp = http.Perform(req);
     bool retry = false;
-    if (resp.status == 0) {
+    if (resp.cancelled) {
+      return Error::Cancelled(fmt::format("{}: {}", what, resp.transport_error));
+    } else if (resp.status == 0) {
       last = fmt::format("{} (endpoint {})", resp.transport_error, config.endpoint);
       retry = resp.retryable;
       if (!retry) return Error::Io(fmt::format("{}: {}", what, last));
@@ -387,6 +393,9 @@ std::shared_ptr<const S3Storage::Listing> S3Storage::GetListing(const std::strin
   l->at = std::chrono::steady_clock::now();
   // A failure too is kept until the folder is due again (recheck_seconds):
   // while a store is down, each lookup does not wait for its own retries.
+  // Not a listing cut short by a stop of the process: it says nothing of
+  // the folder.
+  if (!l->entries.ok() && l->entries.error().code() == ErrorCode::kCancelled) return l;
   slot->listing = l;
   return l;
 }

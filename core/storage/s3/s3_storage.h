@@ -15,7 +15,8 @@
 //   - sizes learned from a GET's Content-Range are kept (TileDB never
 //     rewrites a file in place: names carry a UUID);
 //   - a listing that failed is answered again, failed, until it is due.
-//     Fragment folders' listings are kept only when they succeeded;
+//     Fragment folders' listings are kept only when they succeeded; one cut
+//     short by a stop of the process (kCancelled) is not kept;
 //   - a file of at most kSmallFileBytes (schemas, fragment metadata, commit
 //     lists) is fetched whole by its first read and kept (up to
 //     kSmallCacheBytes in all), so a footer, then its sections, cost one GET;
@@ -32,6 +33,9 @@
 // the attempts. A body is served only when its length and Content-Range say
 // it is exactly the bytes asked for. 404 is kNotFound; 403 kAccessDenied
 // ("access denied" with bucket and key). Secrets never appear in errors.
+// Once the process is stopping (core/util/stop.h), every request ends
+// within HttpClient::kStopPoll with kCancelled, and neither retries nor
+// waits out a backoff.
 #pragma once
 
 #include <atomic>

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
@@ -46,6 +47,16 @@ void Walk(Tree& tree, const std::string& dir, int depth, std::vector<std::string
       files->push_back(p);
     }
   }
+}
+
+TEST(TreeTest, ErrnoForEveryCode) {
+  using core::Error;
+  EXPECT_EQ(ErrnoFor(Error::NotFound("x")), ENOENT);
+  EXPECT_EQ(ErrnoFor(Error::InvalidArgument("x")), EINVAL);
+  EXPECT_EQ(ErrnoFor(Error::Corrupt("x")), EIO);
+  EXPECT_EQ(ErrnoFor(Error::AccessDenied("x")), EACCES);
+  // A request cut short because the daemon is stopping (core/util/stop.h).
+  EXPECT_EQ(ErrnoFor(Error::Cancelled("x")), EINTR);
 }
 
 TEST(TreeTest, StatSizeIsWhatReadsReturn) {

@@ -15,10 +15,14 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "core/util/stop.h"
 
 namespace tiledbfs::core::s3 {
 namespace {
@@ -129,6 +133,39 @@ TEST(HttpClientTest, OpensNewConnectionsAFewAtATime) {
     EXPECT_EQ(got[i].status, 200) << i << ": " << got[i].transport_error;
     EXPECT_EQ(std::string(got[i].body.begin(), got[i].body.end()), "ok") << i;
   }
+}
+
+TEST(HttpClientTest, AStopEndsARequestTheServerHolds) {
+  // The stop is never cleared: in a child process, which must exit 0 (at
+  // once: the server's threads still hold their connections).
+  EXPECT_EXIT(
+      {
+        HoldingServer server;
+        HttpClient http(HttpClient::Options{});
+        HttpResponse got;
+        std::thread client([&] {
+          HttpRequest r;
+          r.url = server.url();
+          got = http.Perform(r);
+        });
+        const bool accepted = server.WaitAccepted(1).has_value();
+        const Clock::time_point stop = Clock::now();
+        RequestStop();
+        client.join();
+        const auto took = Clock::now() - stop;
+        const char* failure = nullptr;
+        if (!accepted) {
+          failure = "the request never reached the server";
+        } else if (!got.cancelled || got.status != 0 || got.retryable) {
+          failure = "not cancelled";
+        } else if (took > HttpClient::kStopPoll + std::chrono::seconds(2)) {
+          failure = "the transfer went on after the stop";
+        }
+        if (failure != nullptr)
+          std::fprintf(stderr, "%s: %s\n", failure, got.transport_error.c_str());
+        std::_Exit(failure == nullptr ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

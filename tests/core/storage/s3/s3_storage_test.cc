@@ -4,6 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "core/util/stop.h"
+
 namespace tiledbfs::core::s3 {
 namespace {
 
@@ -40,6 +47,44 @@ TEST(S3StorageTest, UnreachableEndpointFailsWithTheAttempts) {
   EXPECT_NE(s.error().message().find("s3://bucket/array"), std::string::npos)
       << s.error().message();
   EXPECT_NE(s.error().message().find("after 3 attempts"), std::string::npos) << s.error().message();
+}
+
+TEST(S3StorageTest, AStopEndsTheRetriesAndTheirBackoff) {
+  // The stop is never cleared: in a child process, which must exit 0.
+  EXPECT_EXIT(
+      {
+        // Refused at once, retried after backoffs of a minute, 10 times.
+        S3Config c;
+        c.endpoint = "http://127.0.0.1:1";
+        c.custom_endpoint = true;
+        c.path_style = true;
+        c.anonymous = true;
+        c.max_attempts = 10;
+        c.backoff_ms = 60000;
+        c.max_backoff_ms = 60000;
+        c.retry_deadline_ms = 600000;
+        std::thread stopper([] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          RequestStop();
+        });
+        const auto start = std::chrono::steady_clock::now();
+        auto s = S3Storage::Open("s3://bucket/array", c);
+        const auto took = std::chrono::steady_clock::now() - start;
+        stopper.join();
+        const char* failure = nullptr;
+        if (s.ok()) {
+          failure = "opened";
+        } else if (s.error().code() != ErrorCode::kCancelled) {
+          failure = "not cancelled";
+        } else if (took > std::chrono::seconds(5)) {
+          failure = "the backoff went on after the stop";
+        }
+        if (failure != nullptr) {
+          std::fprintf(stderr, "%s: %s\n", failure, s.ok() ? "" : s.error().ToString().c_str());
+        }
+        std::_Exit(failure == nullptr ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
