@@ -522,6 +522,41 @@ for name in dense16 sparse8; do
   printf '                                                        %8s %7s   %s x fragments/<newest>/data.csv (%s ms, %s tiles; target <= 3)\n' \
     "$(ms "$td")" "$((nd + pd))" "$(ratio "$td" "$tfr")" "$(ms "$tfr")" "$((nfr + pfr))"
 done
+# The diff of sparse8's first and last writes (issue 50: 7/8 of its cells added, 17.5M at
+# SCALE 1024): summary.json and added.csv, each on a fresh mount (each pays the pass that
+# counts and measures the rows), against the later view's data.csv on a fresh mount; and
+# the daemon's peak RSS reading both, against -o cache_size + 64 MiB.
+s8=$dir/sparse8
+if [ -d "$s8" ]; then
+  ta=$("$bin/tiledbfs-view" "$s8" history | tr -d / | sed -n 2p)  # the first write
+  tb=$("$bin/tiledbfs-view" "$s8" history | tr -d / | tail -n 1)
+  dd="diff/$ta..$tb"
+  cold_cat "$s8" "$work/dw_sum.json" "$dd/summary.json"
+  cold_cat "$s8" "$work/dw_add.json" "$dd/added.csv"
+  cold_cat "$s8" "$work/dw_csv.json" "history/$tb/data.csv"
+  read -r tsum _ < <(hf_mean "$work/dw_sum.json" 0)
+  read -r tadd _ < <(hf_mean "$work/dw_add.json" 0)
+  read -r tcsv _ < <(hf_mean "$work/dw_csv.json" 0)
+  mount_fg "$s8" -o cache_size="$rss_cache"
+  added=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['added'])" "$mnt/$dd/summary.json")
+  cat "$mnt/$dd/added.csv" >/dev/null
+  hwm=$(awk '/VmHWM/{print $2}' /proc/$daemon_pid/status)
+  unmount "$mnt"
+  limit_kib=$(python3 -c "
+s='$rss_cache'; m={'K':1,'M':1024,'G':1024**2,'T':1024**3}
+print((int(float(s[:-1])*m[s[-1].upper()]) if s[-1].upper() in m else int(s)//1024) + 65536)")
+  printf '    sparse8  %s (%s added), fresh mount each
+' "$dd" "$added"
+  printf '      summary.json                                      %8s           %s x history/<last>/data.csv (%s ms; target <= 3)
+' \
+    "$(ms "$tsum")" "$(ratio "$tsum" "$tcsv")" "$(ms "$tcsv")"
+  printf '      added.csv                                         %8s           %s x the same (target <= 3)
+' \
+    "$(ms "$tadd")" "$(ratio "$tadd" "$tcsv")"
+  printf '      daemon peak RSS reading both on one mount: %d MiB   %s x (cache_size %s + 64 MiB; target <= 1)
+' \
+    $((hwm / 1024)) "$(ratio "$hwm" "$limit_kib")" "$rss_cache"
+fi
 fk=$dir/frags10k
 if [ -d "$fk" ]; then
   read -r ta tb < <("$bin/tiledbfs-view" "$fk" history | tr -d / | sed -n '5000,5001p' | paste -sd ' ')

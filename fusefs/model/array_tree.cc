@@ -257,11 +257,20 @@ Result<std::shared_ptr<const DiffFiles>> ArrayTree::Diff(const Scope& scope) {
   to.enums = scope.enums;
   to.instant = t2;
   ASSIGN_OR_RETURN(std::string log, RenderLog(*scope.array, UINT64_MAX));
-  ASSIGN_OR_RETURN(DiffFiles files, ComputeDiff(from, to, log));
+  ASSIGN_OR_RETURN(DiffFiles files, ComputeDiff(from, to, log, options_.piece_cells));
   auto ptr = std::make_shared<const DiffFiles>(std::move(files));
   diffs_.Put(key, ptr, ptr->footprint());
   last_diff_ = {key, ptr};
   return std::shared_ptr<const DiffFiles>(ptr);
+}
+
+Result<std::optional<DiffCsvFile>> ArrayTree::DiffCsvFileOf(const Scope& scope,
+                                                            const std::vector<std::string>& rest) {
+  if (!scope.diff || rest.size() != 1) return std::optional<DiffCsvFile>();
+  std::optional<core::DiffKind> kind = DiffCsvKind(rest[0]);
+  if (!kind) return std::optional<DiffCsvFile>();
+  ASSIGN_OR_RETURN(std::shared_ptr<const DiffFiles> d, Diff(scope));
+  return std::optional<DiffCsvFile>(d->csv[static_cast<int>(*kind)]);
 }
 
 std::shared_ptr<const std::vector<core::Enumeration>> ArrayTree::Enumerations(
@@ -355,8 +364,13 @@ Result<NodeAttr> ArrayTree::Attr(const Scope& scope, const std::vector<std::stri
   a.mtime_ms = scope.mtime_ms;
   a.immutable = scope.immutable;
   if (scope.diff && !rest.empty()) {
-    ASSIGN_OR_RETURN(std::shared_ptr<const std::string> content, Render(scope, rest));
     a.type = NodeType::kFile;
+    ASSIGN_OR_RETURN(std::optional<DiffCsvFile> csv, DiffCsvFileOf(scope, rest));
+    if (csv) {
+      a.size = csv->layout->size();
+      return a;
+    }
+    ASSIGN_OR_RETURN(std::shared_ptr<const std::string> content, Render(scope, rest));
     a.size = content->size();
     return a;
   }
@@ -604,10 +618,7 @@ Result<std::shared_ptr<const std::string>> ArrayTree::Render(const Scope& scope,
     if (rest.size() != 1) return not_found();
     ASSIGN_OR_RETURN(std::shared_ptr<const DiffFiles> d, Diff(scope));
     if (rest[0] == "summary.json") return d->summary_json;
-    if (rest[0] == "added.csv") return d->added_csv;
-    if (rest[0] == "removed.csv") return d->removed_csv;
-    if (rest[0] == "changed.csv") return d->changed_csv;
-    return not_found();
+    return not_found();  // the CSV files stream (DiffCsvFileOf)
   }
 
   if (rest.size() == 1 && rest[0] == "schema.json" && !IsFragmentScope(scope)) {
@@ -759,9 +770,13 @@ Result<std::unique_ptr<OpenFile>> ArrayTree::Open(const std::string& path) {
   if (a.type != NodeType::kFile)
     return Error::InvalidArgument(fmt::format("{}: is a directory", path));
   ASSIGN_OR_RETURN(std::optional<CellFile> cell_file, CellFileOf(*resolved.first, resolved.second));
+  ASSIGN_OR_RETURN(std::optional<DiffCsvFile> diff_csv,
+                   DiffCsvFileOf(*resolved.first, resolved.second));
   std::unique_ptr<OpenFile> file;
   if (cell_file) {
     ASSIGN_OR_RETURN(file, OpenCellFile(*resolved.first, *cell_file));
+  } else if (diff_csv) {
+    file = MakeStreamedFile(diff_csv->layout, diff_csv->renderer);
   } else {
     ASSIGN_OR_RETURN(auto content, Render(*resolved.first, resolved.second));
     file.reset(new StringFile(content));

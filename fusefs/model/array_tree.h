@@ -79,6 +79,9 @@ class ArrayTree final : public Tree {
   Result<std::shared_ptr<Scope>> SliceScope(const Scope& parent, const std::string& name);
   // The files of a diff/<T1>..<T2>/ scope, computed once and kept.
   Result<std::shared_ptr<const DiffFiles>> Diff(const Scope& scope);
+  // A diff's CSV file named by rest; nullopt for any other file.
+  Result<std::optional<DiffCsvFile>> DiffCsvFileOf(const Scope& scope,
+                                                   const std::vector<std::string>& rest);
   // Enumerations of a schema, loaded once per schema.
   std::shared_ptr<const std::vector<core::Enumeration>> Enumerations(
       const core::Array& array, const core::ArraySchema& schema);

@@ -1,16 +1,15 @@
-// diff/<T1>..<T2>/ (docs/namespace.md "Diffs"): what changed between two views of
-// an array, as summary.json, added.csv, removed.csv and changed.csv.
+// diff/<T1>..<T2>/ (docs/namespace.md "Diffs"): what changed between two views
+// of an array, as summary.json, added.csv, removed.csv and changed.csv.
 //
-// Cost follows the change, not the array: only fragments that one view has
-// and the other has not (or that both have but whose cell or delete
-// timestamps fall between the instants) can make the views differ, so only
-// the boxes of their non-empty domains are compared, each as a slice of both
-// views (ArrayView::WithSubarray). A dense view whose box grew or shrank adds
-// the difference of the two boxes. Delete or update conditions committed
-// between the instants can touch any cell: then the whole views are
-// compared.
+// The rows come from core/array/diff.h's stream. One pass over it counts
+// them and measures each CSV file piece by piece, keeping where each piece
+// starts in the stream (a few numbers per box) and in the file; a read
+// renders only the pieces it covers, resuming the stream there. Nothing
+// holds the rows or the files' text: memory is bounded by the stream's
+// chunks and by a few positions per piece (at most kMaxPieces per file).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -20,8 +19,10 @@
 #include <vector>
 
 #include "core/array/array_view.h"
+#include "core/array/diff.h"
 #include "core/schema/array_schema.h"
 #include "core/util/result.h"
+#include "fusefs/model/streamed_file.h"
 
 namespace tiledbfs::fusefs {
 
@@ -34,19 +35,29 @@ struct DiffSide {
   int64_t instant = 0;  // the requested instant, ms since the epoch
 };
 
+// A CSV file of a diff: where its pieces start, and what renders them.
+struct DiffCsvFile {
+  std::shared_ptr<const StreamLayout> layout;
+  std::shared_ptr<const CellRenderer> renderer;
+};
+
 struct DiffFiles {
-  std::shared_ptr<const std::string> summary_json, added_csv, removed_csv, changed_csv;
-  uint64_t compared_cells = 0;  // cells of both views read to find the change
-  uint64_t footprint() const {
-    return summary_json->size() + added_csv->size() + removed_csv->size() + changed_csv->size() +
-           256;
-  }
+  std::shared_ptr<const std::string> summary_json;
+  std::array<DiffCsvFile, core::kDiffKinds> csv;  // by core::DiffKind
+  uint64_t footprint_bytes = 0;
+  uint64_t footprint() const { return footprint_bytes; }
 };
 
 // The diff from `from` to `to` (either may be the later one). `log` is the
 // array's log.txt, whose lines with instants in (min, max] summary.json
-// lists as events.
-Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::string_view log);
+// lists as events. `piece_rows`: rows per piece of the CSV files (0: the
+// default; tests make it small so that small diffs make many pieces).
+Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::string_view log,
+                              uint64_t piece_rows);
+
+// The CSV file of a diff named `name` (added.csv, removed.csv, changed.csv);
+// nullopt for another name.
+std::optional<core::DiffKind> DiffCsvKind(std::string_view name);
 
 // "T1..T2", each an instant as history/ names it; nullopt otherwise.
 std::optional<std::pair<int64_t, int64_t>> ParseDiffName(std::string_view name);

@@ -65,9 +65,10 @@ struct TreeOptions {
   std::optional<int64_t> timestamp_ms;     // pin the root view (-o timestamp=T)
   std::optional<core::EncryptionKey> key;  // -o key_file=PATH
   uint64_t cache_bytes = uint64_t{256} << 20;
-  // Streamed files (streamed_file.h): cells per piece (0: DefaultPieceCells)
-  // and per batch of the layout pass. Tests make them small so that small
-  // arrays make many pieces and batches.
+  // Streamed files (streamed_file.h): cells per piece (0: DefaultPieceCells;
+  // a diff's CSV files: rows, 0: diff.cc's own) and per batch of the layout
+  // pass. Tests make them small so that small arrays make many pieces and
+  // batches.
   uint64_t piece_cells = 0;
   uint64_t layout_batch_cells = 65536;
   // Sources s3://bucket/prefix: settings over the environment (s3_config.h).
@@ -98,7 +99,9 @@ class Tree {
 // key works). Errors: kNotFound (not an array or group), kKey, kCorrupt...
 Result<std::unique_ptr<Tree>> OpenTree(const std::string& source, const TreeOptions& options);
 
-// Error code -> errno, one table for every frontend (docs/style.md 8).
+// Error code -> errno, one table for every frontend (docs/style.md 8):
+// not found ENOENT, invalid argument EINVAL, access denied EACCES, cancelled
+// (the process is stopping, core/util/stop.h) EINTR, anything else EIO.
 int ErrnoFor(const core::Error& e);
 
 }  // namespace tiledbfs::fusefs

@@ -153,7 +153,12 @@ struct Cursor {
 Cursor Grow(std::string& out, Cursor c, size_t need) {
   const size_t used = static_cast<size_t>(c.p - out.data());
   const size_t cap = out.capacity();
-  out.resize(used + need <= cap ? cap : std::max({used + need, 2 * cap, size_t{65536}}));
+  // Within the capacity, a block at a time: resize zero-fills, and a caller
+  // appending a few rows at a time to a large buffer (diff runs) would
+  // otherwise fill the whole rest of it on every call.
+  constexpr size_t kBlock = 16384;
+  out.resize(used + need <= cap ? std::min(cap, used + std::max(need, kBlock))
+                                : std::max({used + need, 2 * cap, size_t{65536}}));
   return {out.data() + used, out.data() + out.size()};
 }
 
