@@ -195,7 +195,10 @@ Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::str
   const core::ArraySchema& s2 = plan->to_schema();
   std::array<uint64_t, core::kDiffKinds> rows;
   DiffFiles files;
-  files.footprint_bytes = 256;
+  // The slices' cell indexes live as long as the files (their renderers
+  // read through them): 8 bytes per compared cell, as the generic index
+  // keeps, so that the cache of diffs does not hold many big ones.
+  files.footprint_bytes = 256 + plan->compared_cells() * 8;
   for (int k = 0; k < core::kDiffKinds; ++k) {
     rows[k] = m[k].rows;
     StreamLayout layout;

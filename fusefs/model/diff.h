@@ -44,7 +44,7 @@ struct DiffCsvFile {
 struct DiffFiles {
   std::shared_ptr<const std::string> summary_json;
   std::array<DiffCsvFile, core::kDiffKinds> csv;  // by core::DiffKind
-  uint64_t footprint_bytes = 0;
+  uint64_t footprint_bytes = 0;                   // with the compared slices' indexes
   uint64_t footprint() const { return footprint_bytes; }
 };
 
