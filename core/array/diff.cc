@@ -128,9 +128,11 @@ Subarray Hull(const ArraySchema& s, const std::vector<Subarray>& subs) {
 }
 
 // The boxes where the two views can differ; nullopt for "anywhere".
+// `extents`: dense, each view's non-empty box (DiffPlan::extent_).
 Result<std::optional<std::vector<Subarray>>> ChangedBoxes(const ArrayView& from,
                                                           const ArrayView& to, int64_t from_instant,
-                                                          int64_t to_instant) {
+                                                          int64_t to_instant,
+                                                          const Box (&extents)[2]) {
   using Boxes = std::optional<std::vector<Subarray>>;
   const ArraySchema& schema = to.schema();
   const size_t dims = schema.dimensions.size();
@@ -164,9 +166,8 @@ Result<std::optional<std::vector<Subarray>>> ChangedBoxes(const ArrayView& from,
   }
   if (schema.dense()) {
     // Cells of one view's box outside the other's: added or removed.
-    ASSIGN_OR_RETURN(std::vector<Range> ned1, from.NonEmptyDomain());
-    ASSIGN_OR_RETURN(std::vector<Range> ned2, to.NonEmptyDomain());
-    const Box b1 = BoxOf(schema, ned1), b2 = BoxOf(schema, ned2);
+    const Box& b1 = extents[0];
+    const Box& b2 = extents[1];
     for (const Box& part : Minus(b2, b1)) boxes.push_back(SubarrayOf(schema, part));
     for (const Box& part : Minus(b1, b2)) boxes.push_back(SubarrayOf(schema, part));
   }
@@ -298,7 +299,7 @@ Result<std::shared_ptr<const DiffPlan>> DiffPlan::Make(std::shared_ptr<const Arr
     p->extent_[0] = BoxOf(s1, n1);
     p->extent_[1] = BoxOf(s2, n2);
   }
-  ASSIGN_OR_RETURN(auto changed, ChangedBoxes(*from, *to, from_instant, to_instant));
+  ASSIGN_OR_RETURN(auto changed, ChangedBoxes(*from, *to, from_instant, to_instant, p->extent_));
   if (!changed) {
     // Anywhere: the whole views (sparse: no range; dense: both boxes).
     changed.emplace();
@@ -420,20 +421,21 @@ struct DiffStream::Box {
 };
 
 DiffStream::DiffStream(std::shared_ptr<const DiffPlan> plan, bool all_fields, uint64_t chunk_cells)
-    : plan_(std::move(plan)), all_fields_(all_fields), chunk_(std::max<uint64_t>(chunk_cells, 1)) {
-  const auto* names0 = all_fields_ ? &plan_->fields_[0] : &plan_->compared_[0];
-  const auto* names1 = all_fields_ ? &plan_->fields_[1] : &plan_->compared_[1];
+    : plan_(std::move(plan)) {
+  const uint64_t chunk = std::max<uint64_t>(chunk_cells, 1);
+  const auto* names0 = all_fields ? &plan_->fields_[0] : &plan_->compared_[0];
+  const auto* names1 = all_fields ? &plan_->fields_[1] : &plan_->compared_[1];
   for (const auto& sl : plan_->slices_) {
     auto b = std::make_unique<Box>();
-    b->cur[0] = std::make_unique<Cursor>(sl.view[0], names0, sl.cells[0], chunk_, &loads_);
-    b->cur[1] = std::make_unique<Cursor>(sl.view[1], names1, sl.cells[1], chunk_, &loads_);
+    b->cur[0] = std::make_unique<Cursor>(sl.view[0], names0, sl.cells[0], chunk, &loads_);
+    b->cur[1] = std::make_unique<Cursor>(sl.view[1], names1, sl.cells[1], chunk, &loads_);
     b->n[0] = sl.cells[0];
     b->n[1] = sl.cells[1];
     boxes_.push_back(std::move(b));
   }
   // Where each compared field is among the loaded ones.
   for (int side = 0; side < 2; ++side) {
-    const auto& loaded = all_fields_ ? plan_->fields_[side] : plan_->compared_[side];
+    const auto& loaded = all_fields ? plan_->fields_[side] : plan_->compared_[side];
     for (const std::string& f : plan_->compared_[side]) {
       compared_at_[side].push_back(
           static_cast<size_t>(std::find(loaded.begin(), loaded.end(), f) - loaded.begin()));

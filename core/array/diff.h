@@ -131,8 +131,6 @@ class DiffStream {
   Status Fill(size_t box, bool may_read);
   bool Before(size_t a, size_t b) const;
   std::shared_ptr<const DiffPlan> plan_;
-  bool all_fields_;
-  uint64_t chunk_;
   uint64_t loads_ = 0;
   std::vector<size_t> compared_at_[2];  // each compared field among the loaded ones
   std::vector<std::unique_ptr<Box>> boxes_;

@@ -32,15 +32,20 @@ TEST(S3UriTest, Parses) {
   EXPECT_FALSE(IsS3Uri("/s3://b"));
 }
 
-TEST(S3StorageTest, UnreachableEndpointFailsWithTheAttempts) {
-  // Port 1 on loopback: refused at once, so the retries take only the backoff.
+// Port 1 on loopback: refused at once, so the retries take only the backoff.
+S3Config Unreachable(int attempts, int64_t backoff_ms) {
   S3Config c;
   c.endpoint = "http://127.0.0.1:1";
   c.custom_endpoint = true;
   c.path_style = true;
   c.anonymous = true;
-  c.max_attempts = 3;
-  c.backoff_ms = 1;
+  c.max_attempts = attempts;
+  c.backoff_ms = backoff_ms;
+  return c;
+}
+
+TEST(S3StorageTest, UnreachableEndpointFailsWithTheAttempts) {
+  S3Config c = Unreachable(3, 1);
   auto s = S3Storage::Open("s3://bucket/array", c);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code(), ErrorCode::kIo);
@@ -54,13 +59,7 @@ TEST(S3StorageTest, AStopEndsTheRetriesAndTheirBackoff) {
   EXPECT_EXIT(
       {
         // Refused at once, retried after backoffs of a minute, 10 times.
-        S3Config c;
-        c.endpoint = "http://127.0.0.1:1";
-        c.custom_endpoint = true;
-        c.path_style = true;
-        c.anonymous = true;
-        c.max_attempts = 10;
-        c.backoff_ms = 60000;
+        S3Config c = Unreachable(10, 60000);
         c.max_backoff_ms = 60000;
         c.retry_deadline_ms = 600000;
         std::thread stopper([] {
