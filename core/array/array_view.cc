@@ -76,8 +76,8 @@ std::shared_ptr<const ArrayView> ArrayView::WithIndexWindow(uint64_t cells) cons
 
 std::shared_ptr<const ArrayView> ArrayView::WithSubarray(Subarray subarray) const {
   ViewInputs in = Inputs();
-  // A sparse box holding every fragment's cells is the whole view: its own
-  // paths (packed index, windows) then serve it, not the generic one.
+  // A sparse box holding every fragment's cells is the whole view: served
+  // as such, with no cell to check against the box.
   bool everything = !schema_->dense();
   for (const auto& f : in.fragments) {
     if (!everything) break;

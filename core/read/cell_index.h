@@ -75,7 +75,7 @@ struct ViewInputs {
   uint64_t index_window_cells = TILEDBFS_INDEX_WINDOW_CELLS;
   // A slice (empty: the whole view). Dense: the box, a dimension left
   // unnamed keeping the bounding box's extent; sparse: only the cells in
-  // it, from the tiles whose MBRs meet it (the generic index alone).
+  // it, from the tiles whose MBRs meet it.
   Subarray subarray;
   // The array's caps (Array::limits): an index of more cells than
   // max_view_cells is kOutOfMemory.

@@ -10,10 +10,20 @@
 
 namespace tiledbfs::core {
 
+std::optional<KeyPacking> PackedPlan::Packing(size_t tiles, uint64_t lo0, uint64_t hi0) const {
+  if (lo.empty()) return std::nullopt;
+  const uint64_t last = tiles == 0 ? 0 : uint64_t{tiles} - 1;
+  const int ord_bits = BitsFor((last << order.pos_bits) | max_tile_cells);
+  std::vector<uint64_t> l = lo, h = hi;
+  l[0] = std::max(l[0], lo0);
+  h[0] = std::min(h[0], hi0);
+  return KeyPacking::Plan(std::move(l), std::move(h), ord_bits);
+}
+
 Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
   const ArraySchema& schema = *in.schema;
   const size_t dims = schema.dimensions.size();
-  if (!in.deletes.empty() || dims == 0 || !in.subarray.empty()) return std::optional<PackedPlan>();
+  if (!in.deletes.empty() || dims == 0) return std::optional<PackedPlan>();
   PackedPlan plan;
   OrderInput& order = plan.order;
   for (const Dimension& d : schema.dimensions) {
@@ -21,8 +31,22 @@ Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
     order.types.push_back(d.type);
   }
   order.dedup = in.dedup && !schema.allows_dups;
-  std::vector<uint64_t> lo(dims, UINT64_MAX), hi(dims, 0);
-  uint64_t max_cells = 0;
+  // The subarray's ranges as OrderedValue bounds.
+  plan.sub_lo.assign(dims, 0);
+  plan.sub_hi.assign(dims, UINT64_MAX);
+  const bool sliced = !in.subarray.empty();
+  for (size_t d = 0; d < in.subarray.size() && d < dims; ++d) {
+    if (!in.subarray[d]) continue;
+    const Range& r = *in.subarray[d];
+    const uint64_t size = DatatypeSize(order.types[d]);
+    if (r.lo.size() != size || r.hi.size() != size) return std::optional<PackedPlan>();
+    plan.sub_lo[d] = OrderedValue(order.types[d], r.lo.data());
+    plan.sub_hi[d] = OrderedValue(order.types[d], r.hi.data());
+  }
+  std::vector<uint64_t>& lo = plan.lo;
+  std::vector<uint64_t>& hi = plan.hi;
+  lo.assign(dims, UINT64_MAX);
+  hi.assign(dims, 0);
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
     const FragmentMetadata& frag = *in.fragments[fi];
     TRY(CheckDimensionCount(in, frag));
@@ -38,9 +62,17 @@ Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
       lo[d] = std::min(lo[d], OrderedValue(order.types[d], r.lo.data()));
       hi[d] = std::max(hi[d], OrderedValue(order.types[d], r.hi.data()));
     }
+    // A slice reads only the tiles whose rectangles meet it (unknown
+    // rectangles do: their cells are checked).
+    if (sliced && !BoxMeets(schema, in.subarray, ft.non_empty_domain)) continue;
+    auto mbrs = sliced ? frag.Mbrs() : Result<const std::vector<std::vector<Range>>*>(nullptr);
     for (uint64_t t = 0; t < frag.tile_num(); ++t) {
+      if (sliced && mbrs.ok() && t < (*mbrs)->size() &&
+          !BoxMeets(schema, in.subarray, (**mbrs)[t])) {
+        continue;
+      }
       const uint64_t n = frag.TileCellNum(t);
-      max_cells = std::max(max_cells, n);
+      plan.max_tile_cells = std::max(plan.max_tile_cells, n);
       plan.total_cells += n;
       OrderTile ot;
       ot.fragment = static_cast<uint32_t>(fi);
@@ -49,15 +81,20 @@ Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
       order.tiles.push_back(std::move(ot));
     }
   }
+  for (size_t d = 0; d < dims; ++d) {
+    lo[d] = std::max(lo[d], plan.sub_lo[d]);
+    hi[d] = std::min(hi[d], plan.sub_hi[d]);
+    // No cell of the fragments lies in the slice.
+    if (lo[d] > hi[d]) {
+      order.tiles.clear();
+      plan.total_cells = plan.max_tile_cells = 0;
+    }
+  }
   if (order.tiles.empty()) return std::optional<PackedPlan>(std::move(plan));
-  order.pos_bits = BitsFor(max_cells);
+  order.pos_bits = BitsFor(plan.max_tile_cells);
   if (order.pos_bits > 32 || BitsFor(order.tiles.size()) + order.pos_bits > 63) {
     return std::optional<PackedPlan>();
   }
-  const int ord_bits = BitsFor(((order.tiles.size() - 1) << order.pos_bits) | max_cells);
-  std::optional<KeyPacking> packing = KeyPacking::Plan(lo, hi, ord_bits);
-  if (!packing) return std::optional<PackedPlan>();
-  plan.packing = std::move(*packing);
   if (plan.total_cells > in.limits.max_view_cells) {
     return Error::OutOfMemory(
         fmt::format("sparse view of more than {} cells", in.limits.max_view_cells));
@@ -65,14 +102,32 @@ Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
   return std::optional<PackedPlan>(std::move(plan));
 }
 
-Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
-    const ViewInputs& in, const PackedPlan& plan, std::span<const PackedTile> tiles, uint64_t lo,
-    uint64_t hi, CoordCarry* carry, std::vector<uint64_t> reuse) {
-  using Cells = std::optional<std::vector<uint64_t>>;
-  const KeyPacking& k = plan.packing;
+Result<std::optional<CellIndex>> BuildPackedCells(const ViewInputs& in, const PackedPlan& plan,
+                                                  std::span<const PackedTile> tiles, uint64_t lo,
+                                                  uint64_t hi, CoordCarry* carry,
+                                                  std::vector<uint64_t> reuse) {
+  using Built = std::optional<CellIndex>;
   const size_t dims = plan.order.types.size();
   const std::vector<Datatype>& types = plan.order.types;
-  OrderInput order = plan.order;  // its tiles get this build's stamps
+  // This build's own order: its tiles alone, numbered as in `tiles`, so
+  // that an ordinal takes few bits whatever the view's size.
+  OrderInput order;
+  order.types = types;
+  order.dedup = plan.order.dedup;
+  order.pos_bits = plan.order.pos_bits;
+  order.tiles.reserve(tiles.size());
+  for (const PackedTile& pt : tiles) {
+    if (pt.tile >= plan.order.tiles.size()) {
+      return Error::InvalidArgument(
+          fmt::format("packed tile {} of {}", pt.tile, plan.order.tiles.size()));
+    }
+    order.tiles.push_back(plan.order.tiles[pt.tile]);
+  }
+  if (dims == 0 || plan.lo.size() != dims) return Built();
+  const std::optional<KeyPacking> packing =
+      plan.Packing(tiles.size(), std::max(lo, plan.lo[0]), std::min(hi, plan.hi[0]));
+  if (!packing) return Built();
+  const KeyPacking& k = *packing;
   std::vector<uint64_t> cells = std::move(reuse);
   cells.clear();
   // Room for the cells expected in [lo, hi]: each tile's spread evenly
@@ -80,11 +135,7 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
   double expected = 0;
   uint64_t most = 0;
   for (const PackedTile& pt : tiles) {
-    if (pt.tile >= order.tiles.size()) {
-      return Error::InvalidArgument(
-          fmt::format("packed tile {} of {}", pt.tile, order.tiles.size()));
-    }
-    const OrderTile& ot = order.tiles[pt.tile];
+    const OrderTile& ot = plan.order.tiles[pt.tile];
     const uint64_t n = in.fragments[ot.fragment]->TileCellNum(ot.tile);
     most = std::max(most, n);
     if (lo <= pt.lo && hi >= pt.hi) {
@@ -118,7 +169,7 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
     window.clear();
     while (to < tiles.size() && to - from < kMaxTiles && bytes < kMaxBytes) {
       const size_t gt = tiles[to].tile;
-      const OrderTile& ot = order.tiles[gt];
+      const OrderTile& ot = order.tiles[to];
       window.emplace_back();
       if (carry != nullptr) {
         auto it = carry->find(gt);
@@ -138,15 +189,13 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
     for (size_t i = 0; i < got.size(); ++i) window[slots[i]] = std::move(got[i]);
     window_first = from;
   };
-  const int at0 = k.ord_bits + k.shift[0];
   // A stop of the process (core/util/stop.h) is looked for between tiles and
   // before the sort: a tile's cells take milliseconds.
   constexpr std::string_view kWhat = "sparse cell index";
   for (size_t i = 0; i < tiles.size(); ++i) {
     TRY(CheckStop(kWhat));
     const PackedTile& pt = tiles[i];
-    const size_t gt = pt.tile;
-    OrderTile& ot = order.tiles[gt];
+    const OrderTile& ot = order.tiles[i];
     const FragmentMetadata& frag = *in.fragments[ot.fragment];
     if (i >= window_first + window.size()) read_window(i);
     ASSIGN_OR_RETURN(std::vector<DecodedTile> coords, std::move(*window[i - window_first]));
@@ -162,75 +211,75 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
         return Error::Corrupt(fmt::format("{}: tile {} has {} coordinates, expected {}", frag.dir(),
                                           t, dt.cell_num, cell_num));
       }
-      if (!dt.offsets.empty() || dt.cell_size != DatatypeSize(types[d])) return Cells();
+      if (!dt.offsets.empty() || dt.cell_size != DatatypeSize(types[d])) return Built();
     }
     const size_t first = cells.size();
-    TRY(AppendTileCells(in, order, gt, &stamps[i], deleted, cells));
-    // Dimension d's value of each cell from `first` on, less its bound, to
+    TRY(AppendTileCells(in, order, i, &stamps[i], deleted, cells));
+    // Dimension d's value of each cell from `first` on, less `base`, to
     // each(c, v): int64-like values inline (the common case), the rest
     // through OrderedLoadFor.
     const uint64_t pos_mask = (uint64_t{1} << order.pos_bits) - 1;
-    auto for_each_value = [&](size_t d, auto each) {
+    auto for_each_value = [&](size_t d, uint64_t base, auto each) {
       const uint8_t* values = coords[d].fixed.data();
-      const uint64_t dlo = k.lo[d];
       const size_t end = cells.size();
       if (DatatypeSize(types[d]) == 8 && types[d] != Datatype::kUInt64) {
         for (size_t c = first; c < end; ++c) {
           uint64_t raw;
           std::memcpy(&raw, values + (cells[c] & pos_mask) * 8, 8);
-          each(c, (raw ^ (uint64_t{1} << 63)) - dlo);
+          each(c, (raw ^ (uint64_t{1} << 63)) - base);
         }
         return;
       }
       const OrderedLoad load = OrderedLoadFor(types[d]);
       const uint64_t size = DatatypeSize(types[d]);
       for (size_t c = first; c < end; ++c)
-        each(c, load(values + (cells[c] & pos_mask) * size) - dlo);
+        each(c, load(values + (cells[c] & pos_mask) * size) - base);
     };
-    // Keys, dimension by dimension; a coordinate outside the bounds means
-    // the non-empty domain lied: take the generic path. A build of some
-    // rows only (or of a tile whose rectangle is narrower than the bounds)
-    // takes the first dimension first: each cell must lie in its tile's
-    // rectangle [pt.lo, pt.hi] (or a build of another range would have
-    // missed it), and only the cells whose first coordinate lies in
-    // [lo, hi] stay, so that the other dimensions are packed into those
-    // alone.
+    // Keys, dimension by dimension. A coordinate outside the bounds means
+    // the non-empty domain lied: take the generic path. Where cells may
+    // fall outside the key's range (a window of rows, a slice) or the
+    // tile's rectangle is narrower than it, the values are checked one by
+    // one: only the cells in the range stay, so that the next dimensions
+    // are packed into those alone, and each cell in the slice must lie in
+    // its tile's rectangle [pt.lo, pt.hi] (or a build of another range
+    // would have missed it).
     uint64_t bad = 0, outside = 0;
-    size_t packed_dims = 0;
-    if (at0 < 64 && (lo > k.lo[0] || hi < k.hi[0] || pt.lo > k.lo[0] || pt.hi < k.hi[0])) {
-      const uint64_t range = k.hi[0] - k.lo[0];
-      const uint64_t rlo = std::max(lo, k.lo[0]) - k.lo[0];
-      const uint64_t rhi = std::min(hi, k.hi[0]) - k.lo[0];
-      const uint64_t tlo = std::max(pt.lo, k.lo[0]) - k.lo[0];
-      const uint64_t thi = std::min(pt.hi, k.hi[0]) - k.lo[0];
-      size_t w = first;
-      for_each_value(0, [&](size_t c, uint64_t v) {
-        bad |= static_cast<uint64_t>(v > range);
-        outside |= static_cast<uint64_t>(v < tlo) | static_cast<uint64_t>(v > thi);
-        cells[w] = cells[c] | (v << at0);
-        w += v >= rlo && v <= rhi ? 1 : 0;
-      });
-      cells.resize(w);
-      packed_dims = 1;
-    }
-    for (size_t d = packed_dims; d < dims; ++d) {
-      const uint64_t range = k.hi[d] - k.lo[d];
+    for (size_t d = 0; d < dims; ++d) {
       const int at = k.ord_bits + k.shift[d];
       // A dimension with one value may sit at bit 64: no key bits.
       const int sh = at < 64 ? at : 0;
       const uint64_t keep = at < 64 ? ~uint64_t{0} : 0;
-      for_each_value(d, [&](size_t c, uint64_t v) {
-        bad |= static_cast<uint64_t>(v > range);
-        cells[c] |= (v << sh) & keep;
+      const uint64_t klo = k.lo[d], khi = k.hi[d];
+      const uint64_t slo = plan.sub_lo[d], shi = plan.sub_hi[d];
+      const uint64_t tlo = d == 0 ? pt.lo : 0, thi = d == 0 ? pt.hi : UINT64_MAX;
+      const bool checked = klo > plan.lo[d] || khi < plan.hi[d] || slo > 0 || shi < UINT64_MAX ||
+                           tlo > klo || thi < khi;
+      if (!checked) {
+        const uint64_t range = khi - klo;
+        for_each_value(d, klo, [&](size_t c, uint64_t v) {
+          bad |= static_cast<uint64_t>(v > range);
+          cells[c] |= (v << sh) & keep;
+        });
+        continue;
+      }
+      const uint64_t plo = plan.lo[d], phi = plan.hi[d];
+      size_t w = first;
+      for_each_value(d, 0, [&](size_t c, uint64_t a) {
+        const uint64_t in_slice = static_cast<uint64_t>(a >= slo) & static_cast<uint64_t>(a <= shi);
+        bad |= in_slice & (static_cast<uint64_t>(a < plo) | static_cast<uint64_t>(a > phi));
+        outside |= in_slice & (static_cast<uint64_t>(a < tlo) | static_cast<uint64_t>(a > thi));
+        cells[w] = cells[c] | (((a - klo) << sh) & keep);
+        w += a >= klo && a <= khi ? 1 : 0;
       });
+      cells.resize(w);
     }
-    if (bad) return Cells();
+    if (bad) return Built();
     if (outside) {
       return Error::Corrupt(
           fmt::format("{}: tile {} holds a cell outside its bounding rectangle (dimension {})",
                       frag.dir(), t, in.schema->dimensions[0].name));
     }
-    if (carry != nullptr && pt.hi > hi) kept.emplace(gt, std::move(coords));
+    if (carry != nullptr && pt.hi > hi) kept.emplace(pt.tile, std::move(coords));
   }
   if (carry != nullptr) *carry = std::move(kept);
   TRY(CheckStop(kWhat));
@@ -244,19 +293,19 @@ Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
   // give back the rest. A range keeps up to half as much again (what it
   // reserved, or a reused buffer's room), for the next build to reuse.
   if (cells.capacity() - cells.size() > cells.size() / (whole ? 8 : 2)) cells.shrink_to_fit();
-  return Cells(std::move(cells));
+  return Built(MakePackedIndex(order, k, std::move(cells)));
 }
 
-CellIndex MakePackedIndex(const PackedPlan& plan, std::vector<uint64_t> cells) {
-  const KeyPacking& k = plan.packing;
-  const std::vector<Datatype>& types = plan.order.types;
+CellIndex MakePackedIndex(const OrderInput& order, const KeyPacking& k,
+                          std::vector<uint64_t> cells) {
+  const std::vector<Datatype>& types = order.types;
   const size_t dims = types.size();
   CellIndex index;
   index.box.resize(dims);
   index.cell_count = cells.size();
-  index.pos_bits = plan.order.pos_bits;
-  index.sparse_tiles.reserve(plan.order.tiles.size());
-  for (const OrderTile& t : plan.order.tiles) index.sparse_tiles.push_back({t.fragment, t.tile});
+  index.pos_bits = order.pos_bits;
+  index.sparse_tiles.reserve(order.tiles.size());
+  for (const OrderTile& t : order.tiles) index.sparse_tiles.push_back({t.fragment, t.tile});
   for (size_t d = 0; d < dims && !cells.empty(); ++d) {
     uint64_t mn = UINT64_MAX, mx = 0;
     if (d == 0) {
@@ -275,7 +324,16 @@ CellIndex MakePackedIndex(const PackedPlan& plan, std::vector<uint64_t> cells) {
     FromOrdered(types[d], mx, index.box[d].hi.data());
   }
   index.packed = std::move(cells);
-  index.packing = plan.packing;
+  index.packing = k;
+  return index;
+}
+
+CellIndex PlanTiles(const PackedPlan& plan) {
+  CellIndex index;
+  index.box.resize(plan.order.types.size());
+  index.pos_bits = plan.order.pos_bits;
+  index.sparse_tiles.reserve(plan.order.tiles.size());
+  for (const OrderTile& t : plan.order.tiles) index.sparse_tiles.push_back({t.fragment, t.tile});
   return index;
 }
 
@@ -289,10 +347,7 @@ Result<std::optional<CellIndex>> BuildPackedIndex(const ViewInputs& in) {
   }
   std::vector<PackedTile> tiles(plan->order.tiles.size());
   for (size_t t = 0; t < tiles.size(); ++t) tiles[t].tile = t;
-  ASSIGN_OR_RETURN(std::optional<std::vector<uint64_t>> cells,
-                   BuildPackedCells(in, *plan, tiles, 0, UINT64_MAX, nullptr));
-  if (!cells) return std::optional<CellIndex>();
-  return std::optional<CellIndex>(MakePackedIndex(*plan, std::move(*cells)));
+  return BuildPackedCells(in, *plan, tiles, 0, UINT64_MAX, nullptr);
 }
 
 std::optional<std::vector<uint64_t>> CountDimensionValues(const CellIndex& index, size_t d,

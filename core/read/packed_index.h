@@ -14,19 +14,32 @@
 
 namespace tiledbfs::core {
 
-// A sparse index whose coordinates pack (CellIndex::packing), built whole
+// A sparse view whose coordinates are integer-like, indexed whole
 // (BuildSparseIndex) or a window of its rows at a time (sparse_windows.h):
-// the view's tiles and how their cells pack.
+// its tiles and the bounds of its cells. An index packs each cell's
+// coordinates, less the bounds, with its ordinal among the index's own
+// tiles (KeyPacking): a window holds few tiles and a narrow band of the
+// first dimension, so it packs where the whole view would not.
 struct PackedPlan {
-  OrderInput order;  // every tile of the view's fragments, oldest first (no stamps)
-  KeyPacking packing;
+  OrderInput order;  // the tiles meeting the view's subarray, oldest first (no stamps)
+  // Per dimension, the bounds (OrderedValue) of the view's cells: the
+  // fragments' non-empty domains within the subarray.
+  std::vector<uint64_t> lo, hi;
+  // Per dimension, the subarray's range (OrderedValue; 0 to UINT64_MAX
+  // where it names none): a stored cell outside it is not in the view.
+  std::vector<uint64_t> sub_lo, sub_hi;
+  uint64_t max_tile_cells = 0;
   uint64_t total_cells = 0;  // the cells the tiles store
+
+  // How the cells of `tiles` of the plan's tiles whose first coordinate
+  // lies in [lo0, hi0] pack with their ordinals among those tiles; nullopt
+  // where that takes more than 64 bits.
+  std::optional<KeyPacking> Packing(size_t tiles, uint64_t lo0, uint64_t hi0) const;
 };
 // nullopt where the view takes the generic path: coordinates that are not
-// integer-like or do not pack with the ordinal in 64 bits, a fragment
-// without a non-empty domain, delete conditions. kCorrupt for a fragment
-// whose schema has another number of dimensions; kOutOfMemory for more
-// cells than in.limits.max_view_cells.
+// integer-like, a fragment without a non-empty domain, delete conditions.
+// kCorrupt for a fragment whose schema has another number of dimensions;
+// kOutOfMemory for more cells than in.limits.max_view_cells.
 Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in);
 
 // A tile of a PackedPlan (an index into plan.order.tiles) and the bounds of
@@ -39,24 +52,31 @@ struct PackedTile {
 // the plan.
 using CoordCarry = std::unordered_map<size_t, std::vector<DecodedTile>>;
 
-// The view's cells among `tiles` whose first coordinate lies in [lo, hi]
-// (OrderedValue), packed and in view order (timestamps, dedup and delete
-// timestamps applied: every version of a cell lies in the same range).
-// nullopt where the coordinates are not what the plan says (another size,
-// var-sized, outside the non-empty domains): the generic path. kCorrupt
-// for a cell outside its tile's bounds [lo, hi] (a build of a range would
-// miss it). With `carry`: its tiles are used instead of reading them again,
-// and it is left holding the coordinates of the tiles reaching past `hi`
-// (on an error, some of them: a caller drops it). kCancelled once the
-// process is stopping (core/util/stop.h), looked for between tiles.
-// `reuse`: memory for the cells (its values are dropped), from an index
-// no longer needed, so that a build does not touch fresh pages.
-Result<std::optional<std::vector<uint64_t>>> BuildPackedCells(
-    const ViewInputs& in, const PackedPlan& plan, std::span<const PackedTile> tiles, uint64_t lo,
-    uint64_t hi, CoordCarry* carry, std::vector<uint64_t> reuse = {});
-// The index of `cells` (from BuildPackedCells): every tile of the plan, the
-// packing, the box of the cells.
-CellIndex MakePackedIndex(const PackedPlan& plan, std::vector<uint64_t> cells);
+// The view's cells among `tiles` (ascending) whose first coordinate lies in
+// [lo, hi] (OrderedValue), in view order (timestamps, dedup, delete
+// timestamps and the subarray applied: every version of a cell lies in the
+// same range), as a packed index over those tiles alone: its sparse_tiles
+// are `tiles`' in that order, its packing plan.Packing(tiles, lo, hi).
+// nullopt where they do not pack, or the coordinates are not what the plan
+// says (another size, var-sized, outside the non-empty domains): the
+// generic path. kCorrupt for a cell outside its tile's bounds [lo, hi] (a
+// build of a range would miss it). With `carry`: its tiles are used
+// instead of reading them again, and it is left holding the coordinates of
+// the tiles reaching past `hi` (on an error, some of them: a caller drops
+// it). kCancelled once the process is stopping (core/util/stop.h), looked
+// for between tiles. `reuse`: memory for the cells (its values are
+// dropped), from an index no longer needed, so that a build does not touch
+// fresh pages.
+Result<std::optional<CellIndex>> BuildPackedCells(const ViewInputs& in, const PackedPlan& plan,
+                                                  std::span<const PackedTile> tiles, uint64_t lo,
+                                                  uint64_t hi, CoordCarry* carry,
+                                                  std::vector<uint64_t> reuse = {});
+// The index of packed `cells` (key << k.ord_bits | ordinal, in view order)
+// of the tiles of `order`: the packing, the box of the cells.
+CellIndex MakePackedIndex(const OrderInput& order, const KeyPacking& k,
+                          std::vector<uint64_t> cells);
+// Every tile of the plan, and no cell (SparseWindows::tiles).
+CellIndex PlanTiles(const PackedPlan& plan);
 
 // The whole view as a packed index (every tile of the plan, every row);
 // nullopt where the view takes the generic path (PlanPackedIndex or

@@ -84,8 +84,9 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
   window_cells = std::max<uint64_t>(window_cells, 1);
   ASSIGN_OR_RETURN(std::optional<PackedPlan> plan, PlanPackedIndex(in));
   if (!plan || plan->order.tiles.empty() || plan->total_cells / 2 < window_cells) return none;
-  const KeyPacking& k = plan->packing;
-  if (k.ord_bits + k.shift[0] >= 64 || k.lo[0] >= k.hi[0]) return none;
+  const std::vector<uint64_t>& lo = plan->lo;
+  const std::vector<uint64_t>& hi = plan->hi;
+  if (lo[0] >= hi[0]) return none;
   const size_t dims = plan->order.types.size();
   const Datatype type = plan->order.types[0];
   auto w = std::unique_ptr<SparseWindows>(new SparseWindows());
@@ -96,8 +97,8 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
     if (r == nullptr || r->lo.size() != DatatypeSize(type) || r->hi.size() != DatatypeSize(type)) {
       return none;
     }
-    const uint64_t a = std::max(OrderedValue(type, r->lo.data()), k.lo[0]);
-    const uint64_t b = std::min(OrderedValue(type, r->hi.data()), k.hi[0]);
+    const uint64_t a = std::max(OrderedValue(type, r->lo.data()), lo[0]);
+    const uint64_t b = std::min(OrderedValue(type, r->hi.data()), hi[0]);
     if (a > b) return none;
     w->rows_[t] = PackedTile{t, a, b};
   }
@@ -109,22 +110,34 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
                                w->starts_.begin()) -
            1;
   };
+  std::vector<int64_t> crossing;  // per window, then one more: +1 where a tile starts, -1 past it
   for (;; window_cells *= 2) {
-    w->starts_ = CutRows(w->rows_, plan->order, in, k.lo[0], k.hi[0], window_cells);
+    w->starts_ = CutRows(w->rows_, plan->order, in, lo[0], hi[0], window_cells);
     if (w->starts_.size() < 2) return none;
     uint64_t looked = 0;
     w->last_window_.clear();
+    crossing.assign(w->starts_.size() + 1, 0);
     for (size_t t = 0; t < w->rows_.size(); ++t) {
       const OrderTile& ot = plan->order.tiles[t];
       const size_t first = window_of(w->rows_[t].lo), last = window_of(w->rows_[t].hi);
       looked += in.fragments[ot.fragment]->TileCellNum(ot.tile) * (last - first + 1);
       w->last_window_.emplace_back(last, t);
+      ++crossing[first];
+      --crossing[last + 1];
     }
     if (looked / 2 <= plan->total_cells) break;
   }
+  // Each window packs its cells with their ordinals among its own tiles.
+  int64_t tiles_in = 0;
+  for (size_t i = 0; i < w->starts_.size(); ++i) {
+    tiles_in += crossing[i];
+    const uint64_t a = w->starts_[i];
+    const uint64_t b = i + 1 < w->starts_.size() ? w->starts_[i + 1] - 1 : hi[0];
+    if (!plan->Packing(static_cast<size_t>(tiles_in), a, b)) return none;
+  }
   std::sort(w->last_window_.begin(), w->last_window_.end());
   w->in_ = &in;
-  w->tiles_ = MakePackedIndex(*plan, {});
+  w->tiles_ = PlanTiles(*plan);
   w->plan_ = std::move(*plan);
   w->box_lo_.assign(dims, UINT64_MAX);
   w->box_hi_.assign(dims, 0);
@@ -183,7 +196,7 @@ void SparseWindows::WaitForAhead() const {
 }
 
 std::pair<uint64_t, uint64_t> SparseWindows::Rows(size_t w) const {
-  return {starts_[w], w + 1 < starts_.size() ? starts_[w + 1] - 1 : plan_.packing.hi[0]};
+  return {starts_[w], w + 1 < starts_.size() ? starts_[w + 1] - 1 : plan_.hi[0]};
 }
 
 Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
@@ -220,9 +233,9 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
     spare.swap(spare_->cells);
   }
   const bool reused = spare.capacity() > 0;
-  ASSIGN_OR_RETURN(std::optional<std::vector<uint64_t>> cells,
+  ASSIGN_OR_RETURN(std::optional<CellIndex> built,
                    BuildPackedCells(*in_, plan_, tiles, lo, hi, &carry_, std::move(spare)));
-  if (!cells) {
+  if (!built) {
     carry_.clear();
     return Error::Corrupt(fmt::format(
         "sparse view, window {} of {}: a coordinate lies outside its fragment's non-empty domain "
@@ -230,7 +243,7 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
         w, starts_.size(), in_->schema->dimensions[0].name));
   }
   carry_for_ = w + 1;
-  std::shared_ptr<CellIndex> index = Keep(MakePackedIndex(plan_, std::move(*cells)));
+  std::shared_ptr<CellIndex> index = Keep(std::move(*built));
   // Counted for the first time: where the tiles ending in it end, from
   // their rectangles' upper corners (TileEnds; only builds change ends_).
   std::vector<std::pair<uint64_t, size_t>> ended;
@@ -241,8 +254,14 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
         std::lower_bound(last_window_.begin(), last_window_.end(), std::pair<size_t, size_t>(w, 0));
     for (; it != last_window_.end() && it->first == w; ++it) {
       const size_t t = it->second;
-      const bool known = t < in_window.size() && in_window[t] != UINT64_MAX;
-      ended.emplace_back(first + (known ? in_window[t] : index->cell_count), t);
+      // The window's index numbers its own tiles (ascending in the plan).
+      const size_t local = static_cast<size_t>(
+          std::lower_bound(tiles.begin(), tiles.end(), t,
+                           [](const PackedTile& p, size_t want) { return p.tile < want; }) -
+          tiles.begin());
+      const bool known =
+          local < in_window.size() && tiles[local].tile == t && in_window[local] != UINT64_MAX;
+      ended.emplace_back(first + (known ? in_window[local] : index->cell_count), t);
     }
     std::sort(ended.begin(), ended.end());
   }

@@ -42,9 +42,11 @@ class SparseWindows {
   SparseWindows& operator=(const SparseWindows&) = delete;
 
   // nullopt (a null pointer) where the view is better indexed whole
-  // (BuildSparseIndex): coordinates that do not pack (PlanPackedIndex),
-  // fewer cells than two windows, a first dimension of one value, or a
-  // tile without a bounding rectangle or one outside the non-empty domains.
+  // (BuildSparseIndex): coordinates that are not integer-like
+  // (PlanPackedIndex), a window whose cells would not pack with their
+  // ordinals among its tiles, fewer cells than two windows, a first
+  // dimension of one value, or a tile without a bounding rectangle or one
+  // outside the non-empty domains. A slice's windows cover its box alone.
   // Windows that would look at more than twice the view's cells (tiles
   // crossing many of them) are made twice as wide, until one would do.
   // `in` must outlive the windows. `ahead`: whether windows are built

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <span>
 
 #include "core/read/coord_tiles.h"
 
@@ -50,12 +51,33 @@ Result<StoredOrder> StoredOrder::Make(const CellIndex& index, uint64_t cell_coun
   const uint64_t mask = (uint64_t{1} << index.pos_bits) - 1;
   o.bits_.assign((total + 63) / 64, 0);
   uint64_t seen = 0;
+  // A part may number its own tiles (a window of a sparse view): each is
+  // found among the index's, which are in order of fragment and tile.
+  auto before = [](const CellIndex::SparseTile& a, const CellIndex::SparseTile& b) {
+    return a.fragment != b.fragment ? a.fragment < b.fragment : a.tile < b.tile;
+  };
+  std::vector<uint64_t> tile_of;  // per tile of the part, the index's
   TRY(visit([&](const CellIndex& part) -> Status {
-    if (part.pos_bits != index.pos_bits || part.sparse_tiles.size() != tiles) {
-      return Error::InvalidArgument("stored order: a part on other tiles");
+    if (part.pos_bits != index.pos_bits) {
+      return Error::InvalidArgument("stored order: a part of other ordinals");
+    }
+    tile_of.clear();
+    const bool same = std::equal(
+        part.sparse_tiles.begin(), part.sparse_tiles.end(), index.sparse_tiles.begin(),
+        index.sparse_tiles.end(),
+        [](const auto& a, const auto& b) { return a.fragment == b.fragment && a.tile == b.tile; });
+    for (size_t t = 0; same && t < tiles; ++t) tile_of.push_back(t);
+    for (const CellIndex::SparseTile& st :
+         same ? std::span<const CellIndex::SparseTile>() : std::span(part.sparse_tiles)) {
+      auto it = std::lower_bound(index.sparse_tiles.begin(), index.sparse_tiles.end(), st, before);
+      if (it == index.sparse_tiles.end() || it->fragment != st.fragment || it->tile != st.tile) {
+        return Error::InvalidArgument("stored order: a part on other tiles");
+      }
+      tile_of.push_back(static_cast<uint64_t>(it - index.sparse_tiles.begin()));
     }
     for (uint64_t i = 0; i < part.cell_count; ++i, ++seen) {
-      const uint64_t ord = part.OrdinalAt(i), t = ord >> index.pos_bits;
+      const uint64_t ord = part.OrdinalAt(i), local = ord >> index.pos_bits;
+      const uint64_t t = local < tile_of.size() ? tile_of[local] : tiles;
       if (t >= tiles || (ord & mask) >= tile_cells[t]) {
         return Error::Corrupt(
             fmt::format("view cell {}: cell {} of tile {} of {}", seen, ord & mask, t, tiles));

@@ -15,10 +15,16 @@ namespace {
 
 constexpr uint64_t kTiles = 12, kTileCells = 200;
 
-// A plan of kTiles tiles of kTileCells cells over two INT64 dimensions of
-// values 0 ... 9999.
-PackedPlan Plan() {
-  PackedPlan plan;
+// kTiles tiles of kTileCells cells over two INT64 dimensions of values
+// 0 ... 9999, and how their cells pack.
+struct Plan {
+  OrderInput order;
+  KeyPacking packing;
+  uint64_t total_cells = 0;
+};
+
+Plan MakePlan() {
+  Plan plan;
   plan.order.types = {Datatype::kInt64, Datatype::kInt64};
   for (uint64_t t = 0; t < kTiles; ++t) {
     OrderTile ot;
@@ -38,7 +44,7 @@ PackedPlan Plan() {
 // Cells in view order (ascending keys) whose ordinals come in runs of
 // random lengths (1 to max_run) from random tiles; a run never goes on
 // into the cell after it by chance (the next run starts elsewhere).
-std::vector<uint64_t> Cells(const PackedPlan& plan, uint64_t max_run, std::mt19937_64& rng) {
+std::vector<uint64_t> Cells(const Plan& plan, uint64_t max_run, std::mt19937_64& rng) {
   const KeyPacking& k = plan.packing;
   std::vector<uint64_t> ordinals;
   std::vector<uint64_t> next_pos(kTiles, 0);
@@ -62,11 +68,11 @@ std::vector<uint64_t> Cells(const PackedPlan& plan, uint64_t max_run, std::mt199
 }
 
 TEST(PackedRunsTest, RunAtEndsWhereTheOrdinalsStopGoingOnByOne) {
-  const PackedPlan plan = Plan();
+  const Plan plan = MakePlan();
   std::mt19937_64 rng(7);
   for (uint64_t max_run : {1, 3, 63, 64, 65, 150}) {
     const std::vector<uint64_t> cells = Cells(plan, max_run, rng);
-    const CellIndex index = MakePackedIndex(plan, cells);
+    const CellIndex index = MakePackedIndex(plan.order, plan.packing, cells);
     for (uint64_t i = 0; i < cells.size(); ++i) {
       const uint64_t o = plan.packing.OrdinalOf(cells[i]);
       uint64_t run = 1;

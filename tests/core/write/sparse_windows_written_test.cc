@@ -295,5 +295,114 @@ TEST(SparseWindowsWrittenTest, AReaderGoingForwardReleasesTilesBehindIt) {
   EXPECT_GT(released, 10u);
 }
 
+// Coordinates too wide to pack with the ordinals of the whole view (40 bits
+// of rows, 12 of columns, 15 of ordinals over 240 tiles) pack a window at a
+// time: each window holds a narrow band of rows and few tiles. Such a view
+// took the generic path, a sorted index of every cell, before.
+TEST(SparseWindowsWrittenTest, CoordinatesTooWideForTheWholeViewPackPerWindow) {
+  TempArray array("windows_wide");
+  ArraySchema s = array.Create(R"({
+    "array_type": "sparse", "capacity": 100, "allows_dups": false,
+    "dims": [{"name": "r", "type": "INT64", "domain": [0, 1099511627775],
+              "tile_extent": 68719476736},
+             {"name": "c", "type": "INT32", "domain": [0, 4095], "tile_extent": 4096}],
+    "attrs": [{"name": "v", "type": "FLOAT64"},
+              {"name": "s", "type": "STRING_UTF8", "cell_val_num": 4294967295, "var": true,
+               "nullable": true}]})");
+  for (int k = 0; k < 4; ++k) {
+    SyntheticSpec spec;
+    spec.seed = 90 + k;
+    spec.cells_min = spec.cells_max = 6000;
+    spec.subarray = {Band(0, 1099511627775, 8), Band(1024 * k, 1024 * k + 1023, 4)};
+    auto w = WriteSyntheticFragments(array.root().string(), s, 10 + k, spec);
+    ASSERT_TRUE(w.ok()) << w.error().ToString();
+  }
+  auto view = array.View();
+  ASSERT_TRUE(view);
+  EXPECT_GE(CheckWindows(*view, 1000, 777), 10u);
+}
+
+// The cells of `fields` of a view (read whole) whose coordinates r (INT64)
+// and c (INT32) lie in the box, in order.
+std::vector<Column> CellsInBox(const ArrayView& view, const std::vector<std::string>& fields,
+                               int64_t r0, int64_t r1, int32_t c0, int32_t c1) {
+  auto r = view.ReadField("r");
+  auto c = view.ReadField("c");
+  EXPECT_TRUE(r.ok() && c.ok());
+  std::vector<Column> out;
+  if (!r.ok() || !c.ok()) return out;
+  std::vector<bool> in(r->cell_count);
+  for (uint64_t i = 0; i < r->cell_count; ++i) {
+    int64_t rv;
+    int32_t cv;
+    std::memcpy(&rv, r->data.data() + i * 8, 8);
+    std::memcpy(&cv, c->data.data() + i * 4, 4);
+    in[i] = rv >= r0 && rv <= r1 && cv >= c0 && cv <= c1;
+  }
+  for (const std::string& f : fields) {
+    auto all = view.ReadField(f);
+    EXPECT_TRUE(all.ok());
+    if (!all.ok()) return {};
+    Column kept = *all;
+    kept.data.clear();
+    kept.offsets.clear();
+    kept.validity.clear();
+    kept.cell_count = 0;
+    if (kept.var()) kept.offsets.push_back(0);
+    for (uint64_t i = 0; i < all->cell_count; ++i) {
+      if (!in[i]) continue;
+      const Bytes v = all->cell(i);
+      AppendBytes(kept.data, v);
+      if (kept.var()) kept.offsets.push_back(kept.data.size());
+      if (!all->validity.empty()) kept.validity.push_back(all->validity[i]);
+      ++kept.cell_count;
+    }
+    out.push_back(std::move(kept));
+  }
+  return out;
+}
+
+// A slice of integer coordinates takes the packed path, whole or a window
+// at a time: its cells are the view's cells in the box, in the view's order
+// (boxes of rows, of columns, of both, and one that holds no cell).
+TEST(SparseWindowsWrittenTest, SlicesHoldTheViewsCellsInTheirBox) {
+  BandedArray banded("windows_slices", 5);
+  auto view = banded.view;
+  ASSERT_TRUE(view);
+  const std::vector<std::string> fields = {"r", "c", "v", "s"};
+  struct Box {
+    int64_t r0, r1;
+    int32_t c0, c1;
+  };
+  const int64_t kRows0 = -500, kRows1 = 499;
+  for (const Box& b : {Box{-200, 300, 0, 999}, Box{kRows0, kRows1, 100, 620},
+                       Box{-17, 480, 240, 260}, Box{0, 0, 0, 999}, Box{-500, 499, 1000, 1000}}) {
+    SCOPED_TRACE(::testing::Message()
+                 << "r " << b.r0 << ".." << b.r1 << ", c " << b.c0 << ".." << b.c1);
+    Subarray sub(2);
+    sub[0] = Band(b.r0, b.r1, 8);
+    sub[1] = Band(b.c0, b.c1, 4);
+    const std::vector<Column> want = CellsInBox(*view, fields, b.r0, b.r1, b.c0, b.c1);
+    ASSERT_EQ(want.size(), fields.size());
+    auto sliced = view->WithSubarray(sub);
+    for (const uint64_t window : {uint64_t{UINT64_MAX}, uint64_t{500}}) {
+      auto v = sliced->WithIndexWindow(window);
+      auto cells = v->CellCount();
+      ASSERT_TRUE(cells.ok()) << cells.error().ToString();
+      EXPECT_EQ(*cells, want[0].cell_count) << "window " << window;
+      for (size_t f = 0; f < fields.size(); ++f) {
+        auto got = v->ReadField(fields[f]);
+        ASSERT_TRUE(got.ok()) << got.error().ToString();
+        ExpectSame(*got, want[f], fields[f] + " window " + std::to_string(window));
+      }
+      auto windows = v->IndexWindows();
+      ASSERT_TRUE(windows.ok());
+      if (window == 500 && want[0].cell_count > 2000) {
+        EXPECT_GE(*windows, 2u);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tiledbfs::core
