@@ -4,7 +4,7 @@
 # SCALE_MIB: MiB of float64 values in the latest view of the dense arrays (default 1024 =
 # the issue's 1 GiB; a multiple of 32, e.g. 64 for a quick run); the sparse array scales
 # with it. Set TILEDBFS_BUILD to use another build dir, BENCH_ARRAYS to make only some of
-# them (words among dense, sparse, frags; default all three).
+# them (words among dense, sparse, frags, soma; default dense sparse frags).
 #
 # Values come from `tiledb-mkarray write --synthetic SEED`: a function of (seed, attribute,
 # coordinates) only, so fragments written with the same seed agree where they overlap.
@@ -27,6 +27,12 @@
 #            Not scaled. No __fragment_meta/.
 #   frags10k_meta  (c) a copy of frags10k with `tiledb-mkarray consolidate-metadata`
 #            (__fragment_meta/), made only when the built tiledb-mkarray has that command.
+#   soma     (d, opt-in) the shape of a TileDB-SOMA X matrix (issue 50): soma_dim_0 INT64
+#            0-4,499,999 by soma_dim_1 INT64 0-59,999, both tile extent 2048, soma_data
+#            FLOAT32 (ZSTD), capacity 100,000; as many cells as sparse8 (200M at SCALE_MIB
+#            10240) in 8 fragments of disjoint row bands. Row-major order over 2048 x 2048
+#            space tiles is not the fragments' global order: its coordinates and ordinals
+#            do not pack in 64 bits for the whole view.
 set -euo pipefail
 TILEDBFS_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:?usage: make-bench-arrays.sh DIR [SCALE_MIB]}
@@ -161,6 +167,38 @@ if grep -q "consolidate-metadata" <<<"$usage"; then
 else
   echo "frags10k_meta: SKIPPED, this tiledb-mkarray has no consolidate-metadata command"
 fi
+fi
+
+# ------------------------------------------------------------------ (d) SOMA-shaped
+if [[ $arrays == *" soma "* ]]; then
+cells=$((20000000 * scale / 1024))
+cat >"$dir/soma.schema.json" <<JSON
+{
+  "array_type": "sparse",
+  "tile_order": "row-major",
+  "cell_order": "row-major",
+  "capacity": 100000,
+  "dims": [
+    {"name": "soma_dim_0", "type": "INT64", "domain": [0, 4499999], "tile_extent": 2048},
+    {"name": "soma_dim_1", "type": "INT64", "domain": [0, 59999], "tile_extent": 2048}
+  ],
+  "attrs": [
+    {"name": "soma_data", "type": "FLOAT32",
+     "filter_pipeline": {"filters": [{"name": "ZSTD", "level": 3}]}}
+  ],
+  "coords_filters": {"filters": [{"name": "ZSTD", "level": 3}]}
+}
+JSON
+rm -rf "$dir/soma"
+t0=$(now)
+"$mk" create "$dir/soma" --schema "$dir/soma.schema.json" --timestamp 1
+band=$((4500000 / 8))
+for k in $(seq 0 7); do
+  "$mk" write "$dir/soma" --timestamp $((10 + k)) --synthetic 1 --cells $((cells / 8)) \
+    --subarray "$((k * band)):$(((k + 1) * band - 1)),0:59999" >/dev/null
+done
+echo "soma: $((cells / 8 * 8)) cells in 4500000 x 60000, 8 row bands:" \
+  "$(du -sh "$dir/soma" | cut -f1) in $(took "$t0")"
 fi
 
 echo "all made in $(took "$t_all") under $dir"

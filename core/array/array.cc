@@ -9,6 +9,7 @@
 
 #include "core/array/array_view.h"
 #include "core/array/conditions.h"
+#include "core/read/sparse_windows.h"
 #include "core/tile/generic_tile.h"
 #include "core/util/parallel.h"
 
@@ -334,6 +335,7 @@ Result<std::shared_ptr<const ArrayView>> Array::ViewAt(uint64_t t) {
 
   ViewInputs in;
   in.limits = limits_;
+  in.index_window_cells = IndexWindowCells(tile_cache_->budget_bytes());
   in.timestamp = t;
   in.encrypted = encrypted_;
   for (size_t c = 0; c < listing_.conditions.size(); ++c) {

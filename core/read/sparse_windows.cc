@@ -73,6 +73,11 @@ std::vector<uint64_t> CutRows(const std::vector<PackedTile>& rows, const OrderIn
 
 }  // namespace
 
+uint64_t IndexWindowCells(uint64_t tile_budget) {
+  const uint64_t build = ViewInputs().index_window_cells;
+  return std::min(build, std::max<uint64_t>(uint64_t{64} << 10, tile_budget / 64));
+}
+
 Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
                                                            uint64_t window_cells) {
   return Make(in, window_cells, UsableCores() > 1);

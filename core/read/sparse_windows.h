@@ -33,6 +33,15 @@
 
 namespace tiledbfs::core {
 
+// The window for a view whose tiles share a cache of `tile_budget` bytes:
+// a view being read keeps about five windows' cells (those kept, the one
+// built ahead, the spare, a build's sort), 40 bytes per window cell, a
+// fraction of the memory the user gave, so the window is the budget's
+// 64th: 2 Mi cells for the default cache (256M, half of it for tiles),
+// never more than the build's default (ViewInputs::index_window_cells),
+// never fewer than 64 Ki cells (a tile's cells, about).
+uint64_t IndexWindowCells(uint64_t tile_budget);
+
 class SparseWindows {
  public:
   static constexpr size_t kKept = 2;

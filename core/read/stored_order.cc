@@ -283,11 +283,17 @@ Result<std::optional<std::vector<uint64_t>>> CountStoredDimensionValues(
       unsettled.emplace_back(static_cast<uint32_t>(fi), t);
     }
   }
-  // A window of at most 256 tiles at a time, their files read together.
+  // A window of at most 256 tiles or about 8 MiB of values at a time,
+  // their files read together (a window of 256 big tiles was 200 MB).
   constexpr size_t kWindow = 256;
-  for (size_t from = 0; from < unsettled.size(); from += kWindow) {
-    const auto window =
-        std::span(unsettled).subspan(from, std::min(kWindow, unsettled.size() - from));
+  constexpr uint64_t kWindowBytes = uint64_t{8} << 20;
+  for (size_t from = 0, to = 0; from < unsettled.size(); from = to) {
+    uint64_t bytes = 0;
+    for (to = from; to < unsettled.size() && to - from < kWindow && bytes < kWindowBytes; ++to) {
+      const auto& [fi, t] = unsettled[to];
+      bytes += in.fragments[fi]->TileCellNum(t) * size;
+    }
+    const auto window = std::span(unsettled).subspan(from, to - from);
     std::vector<TileRequest> requests;
     for (const auto& [fi, t] : window) {
       if (!ZippedCoords(*in.fragments[fi])) {
