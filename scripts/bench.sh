@@ -11,9 +11,10 @@
 #   BENCH_RSS_TIMEOUT=S bound on each reader of the RSS benchmark (default 120)
 #   TILEDBFS_BUILD=DIR  a build to use as it is (default: build-release/, built here in
 #                       Release mode)
-#   BENCH_TARGETS="4 5" the targets to run (default all: 1 2 3 4 5 6 7 8; 1-3 run together,
+#   BENCH_TARGETS="4 5" the targets to run (default 1 2 3 4 5 6 7 8; 1-3 run together,
 #                       as 2 and 3 take their baselines from 1's array; 6: slices, 7: diffs;
-#                       8: arrays on S3, scripts/bench_s3.py: s3rver behind our proxy at 10 ms)
+#                       8: arrays on S3, scripts/bench_s3.py: s3rver behind our proxy at 10 ms;
+#                       9, opt-in: scale, 200M-cell arrays, BENCH_SCALE9 MiB, see (9))
 # Needs /dev/fuse. Installs hyperfine and zstd with apt when missing. Uses TileDB's own
 # reader (../shared/oracle) when present, for comparison only.
 set -euo pipefail
@@ -577,6 +578,65 @@ fi
 if want 8; then
 tiledbfs_install_node
 python3 "$TILEDBFS_ROOT/scripts/bench_s3.py" "$bin" "$dir" "$runs"
+echo
+fi
+
+# ---- (9) scale (issue 50) ------------------------------------------------------------------
+# sparse8 and the SOMA-shaped matrix (make-bench-arrays.sh soma) at BENCH_SCALE9 MiB (default
+# 10240: 200M cells each; 51200 for the opt-in 1,000M: 13 GB and minutes to write), made under
+# $dir/scale-<MiB> when missing. Each figure once, beside its baseline from the same run:
+#   the first look, ls -l of the root, attributes/ and dimensions/ on a fresh mount, against
+#   cat data.csv > /dev/null of the same view on another fresh mount (target <= 0.5 x); after
+#   the look, tail -c 100 of data.csv (target <= 50 ms) and of each .txt, a slice of the
+#   first 1% of rows, diff/<first write>..<last>/summary.json; and the daemon's peak RSS
+#   through all of that, against cache_size (BENCH_CACHE) + 64 MiB.
+if want 9; then
+scale9=${BENCH_SCALE9:-10240}
+sdir=$dir/scale-$scale9
+missing=""
+for a in sparse8 soma; do [ -d "$sdir/$a" ] || missing="$missing ${a/8/}"; done
+if [ -n "$missing" ]; then
+  TILEDBFS_BUILD=$build BENCH_ARRAYS="$missing" \
+    "$TILEDBFS_ROOT/scripts/make-bench-arrays.sh" "$sdir" "$scale9"
+fi
+secs() { local t0=$1; python3 -c "import sys,time; print(f'{time.time()-float(sys.argv[1]):.3f}')" "$t0"; }
+limit9_kib=$(python3 -c "
+s='$rss_cache'; m={'K':1,'M':1024,'G':1024**2,'T':1024**3}
+print((int(float(s[:-1])*m[s[-1].upper()]) if s[-1].upper() in m else int(s)//1024) + 65536)")
+echo "(9) scale: $sdir (BENCH_SCALE9=$scale9), cache_size $rss_cache, each figure once"
+for a in sparse8 soma; do
+  arr=$sdir/$a
+  mount_fg "$arr" -o cache_size="$rss_cache"
+  t0=$(date +%s.%N); cat "$mnt/data.csv" >/dev/null; tcat=$(secs "$t0")
+  unmount "$mnt"
+  mount_fg "$arr" -o cache_size="$rss_cache"
+  t0=$(date +%s.%N); ls -l "$mnt" "$mnt/attributes" "$mnt/dimensions" >/dev/null; tls=$(secs "$t0")
+  t0=$(date +%s.%N); tail -c 100 "$mnt/data.csv" >/dev/null; ttail=$(secs "$t0")
+  cells=$(python3 -c "import os,sys; print(os.stat(sys.argv[1]).st_size // 8)" \
+    "$(ls "$mnt"/dimensions/*.bin | head -1)")
+  printf '    %-8s %s cells; data.csv %s bytes\n' "$a" "$cells" "$(stat -c %s "$mnt/data.csv")"
+  printf '      first ls -l of /, attributes/, dimensions/  %9s s   %s x cat data.csv (%s s; target <= 0.5)\n' \
+    "$tls" "$(ratio "$tls" "$tcat")" "$tcat"
+  printf '      then tail -c 100 data.csv                  %9s ms  (target <= 50 ms)\n' "$(ms "$ttail")"
+  for f in "$mnt"/attributes/*.txt "$mnt"/dimensions/*.txt; do
+    t0=$(date +%s.%N); tail -c 100 "$f" >/dev/null; tt=$(secs "$t0")
+    printf '      then tail -c 100 %-26s %9s ms\n' "${f#"$mnt"/}" "$(ms "$tt")"
+  done
+  read -r d0 dlo dhi < <(python3 -c "
+import json,sys; d=json.load(open(sys.argv[1]))['dims'][0]; print(d['name'], *d['domain'])" \
+    "$mnt/schema.json")
+  lo=$(head -c 4096 "$mnt/dimensions/$d0.txt" | head -1)
+  hi=$((dlo + (dhi - dlo) / 100))
+  t0=$(date +%s.%N); n=$(cat "$mnt/slice/$d0=$lo..$hi/data.csv" | wc -l); tsl=$(secs "$t0")
+  printf '      slice/%s=%s..%s/data.csv (%s lines) %9s s\n' "$d0" "$lo" "$hi" "$n" "$tsl"
+  ta=$(ls "$mnt/history" | sed -n 2p); tb=$(ls "$mnt/history" | tail -n 1)
+  t0=$(date +%s.%N); cat "$mnt/diff/$ta..$tb/summary.json" >/dev/null; tdf=$(secs "$t0")
+  printf '      diff/<first>..<last>/summary.json          %9s s\n' "$tdf"
+  hwm=$(awk '/VmHWM/{print $2}' /proc/$daemon_pid/status)
+  unmount "$mnt"
+  printf '      daemon peak RSS through all of that: %d MiB   %s x (cache_size %s + 64 MiB; target <= 1)\n' \
+    $((hwm / 1024)) "$(ratio "$hwm" "$limit9_kib")" "$rss_cache"
+done
 echo
 fi
 

@@ -491,36 +491,62 @@ Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope
   if (f.kind != Kind::kVarData && f.kind != Kind::kTxt && f.kind != Kind::kDataCsv) {
     return Error::InvalidArgument(fmt::format("{}: no layout pass for this file", key));
   }
-  // One pass per file at a time: callers that ask for a layout being
-  // computed wait for it (a stat and an open racing, two readers).
+  // One pass per view at a time: callers that ask for a layout of a view
+  // being laid out wait for it (a stat and an open racing, two readers,
+  // data.csv and a .txt).
+  const std::string pass_key = scope.key + "layout/text";
   std::shared_ptr<PendingLayout> pending;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto& slot = pending_layouts_[key];
+    auto& slot = pending_layouts_[pass_key];
     if (!slot) slot = std::make_shared<PendingLayout>();
     pending = slot;
   }
   std::lock_guard<std::mutex> pass_lock(pending->mu);
-  if (pending->layout) return pending->layout;
+  if (auto it = pending->layouts.find(key); it != pending->layouts.end()) return it->second;
   auto computed = [&]() -> Result<std::shared_ptr<const StreamLayout>> {
     if (auto hit = caches_->layouts.Get(key)) return hit;
     ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
     uint64_t piece = options_.piece_cells != 0 ? options_.piece_cells : DefaultPieceCells(cells);
-    bool csv = f.kind == Kind::kDataCsv;
-    std::string header = csv ? CsvHeaderLine(CsvFields(scope.view->schema())) : "";
-    auto renderer = RendererFor(scope, f.field, csv, f.kind == Kind::kVarData);
+    // Every text file of the view from the one pass: data.csv, each .txt,
+    // each var-sized .bin (ls -l of the root and attributes/ pays once).
+    const std::vector<std::string> fields = CsvFields(scope.view->schema());
     ++layout_passes_;
-    ASSIGN_OR_RETURN(StreamLayout layout,
-                     ComputeStreamLayout(*renderer, std::move(header), "", cells, piece,
-                                         options_.layout_batch_cells));
-    auto ptr = std::make_shared<const StreamLayout>(std::move(layout));
-    caches_->layouts.Put(key, ptr, ptr->footprint());
-    return std::shared_ptr<const StreamLayout>(ptr);
+    ASSIGN_OR_RETURN(ViewLayouts all,
+                     ComputeViewLayouts(*scope.view, fields, scope.enums.get(), cells, piece,
+                                        options_.layout_batch_cells));
+    std::shared_ptr<const StreamLayout> wanted;
+    auto put = [&](const CellFile& file, StreamLayout layout) {
+      auto ptr = std::make_shared<const StreamLayout>(std::move(layout));
+      const std::string k = scope.key + file.LayoutKey();
+      caches_->layouts.Put(k, ptr, ptr->footprint());
+      pending->layouts[k] = ptr;
+      if (k == key) wanted = ptr;
+    };
+    const core::ArraySchema& schema = scope.view->schema();
+    for (auto& [field, layout] : all.txt) {
+      CellFile txt;
+      txt.kind = Kind::kTxt;
+      txt.section = schema.DimensionIndex(field) >= 0 ? kDimensions : kAttributes;
+      txt.field = field;
+      put(txt, std::move(layout));
+    }
+    for (auto& [field, layout] : all.var_data) {
+      CellFile data;
+      data.kind = Kind::kVarData;
+      data.section = schema.DimensionIndex(field) >= 0 ? kDimensions : kAttributes;
+      data.field = field;
+      put(data, std::move(layout));
+    }
+    put(CellFile{}, std::move(all.csv));
+    if (!wanted) {
+      return Error::InvalidArgument(fmt::format("{}: not a text file of the view", key));
+    }
+    return wanted;
   }();
-  if (computed.ok()) pending->layout = *computed;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = pending_layouts_.find(key);
+    auto it = pending_layouts_.find(pass_key);
     if (it != pending_layouts_.end() && it->second == pending) pending_layouts_.erase(it);
   }
   return computed;

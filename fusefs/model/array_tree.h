@@ -140,9 +140,11 @@ class ArrayTree final : public Tree {
   std::pair<std::string, std::shared_ptr<const DiffFiles>> last_diff_;  // (diff_mu_)
   std::atomic<uint64_t> layout_passes_{0};
   // Layout passes under way, by cache key (under mu_).
+  // A view's layout pass under way (one per view: it lays out every text
+  // file of the view) and, once done, what it made, by cache key.
   struct PendingLayout {
     std::mutex mu;  // held for the pass
-    std::shared_ptr<const StreamLayout> layout;
+    std::map<std::string, std::shared_ptr<const StreamLayout>> layouts;
   };
   std::map<std::string, std::shared_ptr<PendingLayout>> pending_layouts_;
 };

@@ -191,6 +191,84 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
 
 namespace {
 
+// kCorrupt where a var-sized column's offsets do not fit its cells (below).
+core::Status CheckVarColumn(const core::Column& c, uint64_t first, uint64_t count);
+
+// A layout of `header` and the pieces of `sizes`.
+StreamLayout LayoutOf(std::string header, const std::vector<uint64_t>& sizes, uint64_t cells,
+                      uint64_t piece, uint64_t batch) {
+  StreamLayout layout;
+  layout.header = std::move(header);
+  layout.cells = cells;
+  layout.piece_cells = piece;
+  layout.batch_cells = batch;
+  std::vector<uint64_t> starts;
+  starts.reserve(sizes.size() + 1);
+  uint64_t at = layout.header.size();
+  starts.push_back(at);
+  for (uint64_t size : sizes) starts.push_back(at += size);
+  layout.body_end = at;
+  layout.starts = std::make_shared<PieceStarts>(std::move(starts));
+  return layout;
+}
+
+}  // namespace
+
+core::Result<ViewLayouts> ComputeViewLayouts(const core::ArrayView& view,
+                                             const std::vector<std::string>& fields,
+                                             const std::vector<core::Enumeration>* enums,
+                                             uint64_t cells, uint64_t piece_cells,
+                                             uint64_t batch_cells) {
+  const uint64_t piece = std::max<uint64_t>(piece_cells, 1);
+  uint64_t batch = std::max(batch_cells, piece);
+  batch = (batch / piece) * piece;
+  const uint64_t pieces = cells / piece + (cells % piece != 0 ? 1 : 0);
+  const uint64_t batches = cells / batch + (cells % batch != 0 ? 1 : 0);
+  const size_t nf = fields.size();
+  std::vector<const core::Enumeration*> field_enums;
+  for (const std::string& f : fields) {
+    field_enums.push_back(enums ? EnumerationFor(view.schema(), *enums, f) : nullptr);
+  }
+  // Per field, its .txt and var-sized bytes of every piece (the latter
+  // left empty for a fixed-size field); each batch fills its own pieces.
+  std::vector<std::vector<uint64_t>> txt(nf, std::vector<uint64_t>(pieces, 0));
+  std::vector<std::vector<uint64_t>> bin(nf);
+  std::vector<bool> var(nf, false);
+  for (size_t k = 0; k < nf; ++k) {
+    const core::ArraySchema& schema = view.schema();
+    const int d = schema.DimensionIndex(fields[k]);
+    const int a = schema.AttributeIndex(fields[k]);
+    var[k] = d >= 0 ? schema.dimensions[d].var() : a >= 0 && schema.attributes[a].var();
+    if (var[k]) bin[k].assign(pieces, 0);
+  }
+  TRY(RunOnEveryCore(batches, [&](size_t b, core::ReadState* state) -> core::Status {
+    const uint64_t at = b * batch, n = std::min(batch, cells - at);
+    const uint64_t first_piece = at / piece;
+    for (size_t k = 0; k < nf; ++k) {
+      ASSIGN_OR_RETURN(core::Column c, view.ReadFieldRange(fields[k], at, n, state));
+      ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make({{&c, field_enums[k]}}, false));
+      if (var[k]) TRY(CheckVarColumn(c, at, n));
+      for (uint64_t p = 0, j = first_piece; p < n; p += piece, ++j) {
+        const uint64_t e = std::min(n, p + piece);
+        txt[k][j] = table.MeasureRows(p, e);
+        if (var[k]) bin[k][j] = c.offsets[e] - c.offsets[p];
+      }
+    }
+    return core::Ok();
+  }));
+  ViewLayouts out;
+  std::vector<uint64_t> csv(pieces, 0);
+  for (size_t k = 0; k < nf; ++k) {
+    for (uint64_t j = 0; j < pieces; ++j) csv[j] += txt[k][j];
+    out.txt[fields[k]] = LayoutOf("", txt[k], cells, piece, batch);
+    if (var[k]) out.var_data[fields[k]] = LayoutOf("", bin[k], cells, piece, batch);
+  }
+  out.csv = LayoutOf(CsvHeaderLine(fields), csv, cells, piece, batch);
+  return out;
+}
+
+namespace {
+
 // Where a read's bytes go: copied into a buffer (Read), or handed out as
 // pieces of the memory that holds them (ReadPieces).
 struct ReadTarget {
@@ -545,93 +623,7 @@ class CsvRenderer final : public CellRenderer {
     return core::Ok();
   }
 
-  // A sparse view's rows are measured in two parts whose sizes add up
-  // whatever the order of the rows: the dimensions in the view's order
-  // (their values come from the index, with no tile to read), and the
-  // attributes in storage order, tile by tile, where a tile's cells are one
-  // run instead of the short runs the view's order interleaves. Each part
-  // counts a separator or the line end after each of its fields.
-  core::Result<std::optional<uint64_t>> MeasureAll(uint64_t batch_cells) const override {
-    const core::ArraySchema& schema = view_->schema();
-    if (schema.dense()) return std::optional<uint64_t>();
-    ASSIGN_OR_RETURN(std::optional<core::StoredOrder> order, view_->StoredChunks(batch_cells));
-    if (!order) return std::optional<uint64_t>();
-    ASSIGN_OR_RETURN(uint64_t cells, view_->CellCount());
-    // Integer dimensions are counted by value classes of one width each
-    // (CountDimensionValues: binary searches in the index, or tile MBRs
-    // and coordinate tiles where there is no index yet), beside the
-    // attributes' chunks in one pass; the other dimensions, and those the
-    // count declined, are measured batch by batch after it.
-    std::vector<size_t> counted, dims, attrs;
-    std::vector<std::optional<CsvWidthClasses>> widths(fields_.size());
-    for (size_t k = 0; k < fields_.size(); ++k) {
-      const int d = schema.DimensionIndex(fields_[k]);
-      if (d < 0) {
-        attrs.push_back(k);
-        continue;
-      }
-      const core::Dimension& dim = schema.dimensions[d];
-      widths[k] = CsvIntegerWidths(dim.type, dim.cell_val_num);
-      (widths[k] ? counted : dims).push_back(k);
-    }
-    const size_t attr_chunks = attrs.empty() ? 0 : order->chunks();
-    std::vector<std::optional<std::vector<uint64_t>>> counts(fields_.size());
-    std::vector<uint64_t> sizes(attr_chunks, 0);
-    std::vector<std::string> attr_names;
-    for (size_t k : attrs) attr_names.push_back(fields_[k]);
-    TRY(RunOnEveryCore(
-        counted.size() + attr_chunks, [&](size_t i, core::ReadState*) -> core::Status {
-          if (i < counted.size()) {
-            const size_t k = counted[i];
-            ASSIGN_OR_RETURN(counts[k], view_->CountDimensionValues(fields_[k], widths[k]->bounds));
-            return core::Ok();
-          }
-          const size_t chunk = i - counted.size();
-          ASSIGN_OR_RETURN(std::vector<core::Column> cols,
-                           view_->ReadStoredChunk(*order, chunk, attr_names));
-          ASSIGN_OR_RETURN(uint64_t size, MeasureColumns(cols, attrs));
-          sizes[chunk] = size;
-          return core::Ok();
-        }));
-    uint64_t total = 0;
-    for (uint64_t size : sizes) total += size;
-    for (size_t k : counted) {
-      if (!counts[k]) {
-        dims.push_back(k);
-        continue;
-      }
-      total += cells;  // the separators
-      for (size_t c = 0; c < counts[k]->size(); ++c)
-        total += (*counts[k])[c] * widths[k]->widths[c];
-    }
-    const uint64_t dim_batches =
-        dims.empty() ? 0 : cells / batch_cells + (cells % batch_cells != 0 ? 1 : 0);
-    std::vector<uint64_t> dim_sizes(dim_batches, 0);
-    TRY(RunOnEveryCore(dim_batches, [&](size_t i, core::ReadState* state) -> core::Status {
-      const uint64_t first = i * batch_cells, n = std::min(batch_cells, cells - first);
-      std::vector<core::Column> cols;
-      for (size_t k : dims) {
-        ASSIGN_OR_RETURN(core::Column c, view_->ReadFieldRange(fields_[k], first, n, state));
-        cols.push_back(std::move(c));
-      }
-      ASSIGN_OR_RETURN(dim_sizes[i], MeasureColumns(cols, dims));
-      return core::Ok();
-    }));
-    for (uint64_t size : dim_sizes) total += size;
-    return std::optional<uint64_t>(total);
-  }
-
  private:
-  // The CSV bytes of the columns `cols` (fields_[part[k]] each) with a
-  // separator or line end after each field.
-  core::Result<uint64_t> MeasureColumns(const std::vector<core::Column>& cols,
-                                        const std::vector<size_t>& part) const {
-    std::vector<CsvColumn> cc;
-    for (size_t k = 0; k < part.size(); ++k) cc.push_back({&cols[k], field_enums_[part[k]]});
-    ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make(std::move(cc), false));
-    return table.MeasureRows(0, table.row_count());
-  }
-
   // Reads the fields' cells [first, first + count) into `cols` (which the
   // table points into).
   core::Result<CsvTable> Table(uint64_t first, uint64_t count, std::vector<core::Column>& cols,

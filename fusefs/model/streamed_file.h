@@ -10,15 +10,16 @@
 // bytes, each from ReadFieldRange of those cells.
 //
 // The size of rendered text cannot be known without measuring every cell
-// (numbers have variable widths). For a sparse view's CSV files the size
-// is the sum of the cells' sizes, whatever their order, so it is measured
-// tile by tile in storage order (ArrayView::StoredChunks), which is
-// cheaper than the view order; where each piece starts is then found as
-// the file is read (PieceStarts). Other files take one measuring pass in
-// the view's order (ComputeStreamLayout) that keeps the piece sizes.
+// (numbers have variable widths). A view's text files (data.csv, every
+// .txt and var-sized .bin) are measured together in one pass in the view's
+// order (ComputeViewLayouts), which keeps every piece's size: a read at any
+// offset then renders its own pieces alone (tail -c 100 renders the last).
+// A renderer that knows its total size up front (CellRenderer::MeasureAll)
+// may instead find piece starts as the file is read (a lazy PieceStarts).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -127,6 +128,28 @@ uint64_t DefaultPieceCells(uint64_t cells);
 core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std::string header,
                                                std::string trailer, uint64_t cells,
                                                uint64_t piece_cells, uint64_t batch_cells);
+
+// The text files of a view, measured together (ComputeViewLayouts):
+// data.csv over `fields` (its header line first) and, for each field, its
+// .txt and, for a var-sized one, its .bin.
+struct ViewLayouts {
+  StreamLayout csv;
+  std::map<std::string, StreamLayout> txt;
+  std::map<std::string, StreamLayout> var_data;
+};
+// One pass over the view's `cells` cells in its order, in batches of
+// `batch_cells` (rounded up to a multiple of piece_cells) on every core:
+// each field is read once and its text (and var-sized bytes) measured a
+// piece at a time, so that every piece start of every file is known and a
+// read anywhere renders only its own pieces. A data.csv piece is the sum
+// of its fields' .txt pieces: a field then a separator or the line end is
+// one byte more, as a .txt line's end. `enums` (may be null): the view
+// schema's enumerations. Errors: those of the reads.
+core::Result<ViewLayouts> ComputeViewLayouts(const core::ArrayView& view,
+                                             const std::vector<std::string>& fields,
+                                             const std::vector<core::Enumeration>* enums,
+                                             uint64_t cells, uint64_t piece_cells,
+                                             uint64_t batch_cells);
 
 // The open file over a layout: a read renders the pieces it covers. Over a
 // lazy layout, a read past the known starts renders forward from them if

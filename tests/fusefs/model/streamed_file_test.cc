@@ -484,5 +484,46 @@ TEST(StreamedFileTest, RacingStatsShareOneLayoutPass) {
   EXPECT_EQ(tree->layout_passes(), before + 2);
 }
 
+// One layout pass lays out every text file of a view: once data.csv's size
+// is known, every .txt and var-sized .bin of the same view is sized with no
+// further pass, and every piece start is known, so a read at any offset
+// (the last bytes, the middle) gives the bytes of a read of the whole file.
+// On arrays with enumerations, nullable and var-sized attributes, string
+// dimensions, dense and sparse, with pieces of 3 cells.
+TEST(StreamedFileTest, OnePassLaysOutEveryTextFileOfAView) {
+  for (const char* name : {"types", "enumerations", "sparse_strdim", "dense_1d", "sparse_2d"}) {
+    SCOPED_TRACE(name);
+    TreeOptions options;
+    options.piece_cells = 3;
+    auto opened = OpenTree((kCorpus / name).string(), options);
+    ASSERT_TRUE(opened.ok()) << opened.error().ToString();
+    auto* tree = dynamic_cast<ArrayTree*>(opened->get());
+    ASSERT_NE(tree, nullptr);
+    const uint64_t before = tree->layout_passes();
+    ASSERT_TRUE(tree->GetAttr("data.csv").ok());
+    EXPECT_EQ(tree->layout_passes(), before + 1);
+    std::vector<std::string> files = {"data.csv"};
+    for (const char* dir : {"attributes", "dimensions"}) {
+      auto list = tree->List(dir);
+      ASSERT_TRUE(list.ok());
+      for (const auto& e : *list) files.push_back(std::string(dir) + "/" + e.name);
+    }
+    EXPECT_EQ(tree->layout_passes(), before + 1) << "listing attributes/ and dimensions/";
+    for (const std::string& path : files) {
+      auto f = tree->Open(path);
+      ASSERT_TRUE(f.ok()) << path << ": " << f.error().ToString();
+      const uint64_t size = (*f)->size();
+      const std::string whole = Read(**f, 0, size);
+      ASSERT_EQ(whole.size(), size) << path;
+      for (uint64_t at : {size / 2, size > 7 ? size - 7 : 0, size / 3}) {
+        auto g = tree->Open(path);
+        ASSERT_TRUE(g.ok());
+        EXPECT_EQ(Read(**g, at, 64), whole.substr(at, 64)) << path << " at " << at;
+      }
+    }
+    EXPECT_EQ(tree->layout_passes(), before + 1) << "reads of the files";
+  }
+}
+
 }  // namespace
 }  // namespace tiledbfs::fusefs
