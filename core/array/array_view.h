@@ -60,6 +60,7 @@ class ArrayView {
   // The same view, fresh (no index built), its sparse index cut into
   // windows of about `cells` cells (sparse_windows.h; ViewInputs).
   std::shared_ptr<const ArrayView> WithIndexWindow(uint64_t cells) const;
+  uint64_t index_window_cells() const { return in_.index_window_cells; }
   // The same view restricted to a subarray (docs/namespace.md "Slices"; ViewInputs):
   // fresh, its index built over the cells in it alone.
   std::shared_ptr<const ArrayView> WithSubarray(Subarray subarray) const;
