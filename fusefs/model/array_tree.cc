@@ -524,20 +524,15 @@ Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope
       if (k == key) wanted = ptr;
     };
     const core::ArraySchema& schema = scope.view->schema();
-    for (auto& [field, layout] : all.txt) {
-      CellFile txt;
-      txt.kind = Kind::kTxt;
-      txt.section = schema.DimensionIndex(field) >= 0 ? kDimensions : kAttributes;
-      txt.field = field;
-      put(txt, std::move(layout));
-    }
-    for (auto& [field, layout] : all.var_data) {
-      CellFile data;
-      data.kind = Kind::kVarData;
-      data.section = schema.DimensionIndex(field) >= 0 ? kDimensions : kAttributes;
-      data.field = field;
-      put(data, std::move(layout));
-    }
+    auto put_field = [&](Kind kind, const std::string& field, StreamLayout layout) {
+      CellFile file;
+      file.kind = kind;
+      file.section = schema.DimensionIndex(field) >= 0 ? kDimensions : kAttributes;
+      file.field = field;
+      put(file, std::move(layout));
+    };
+    for (auto& [field, layout] : all.txt) put_field(Kind::kTxt, field, std::move(layout));
+    for (auto& [field, layout] : all.var_data) put_field(Kind::kVarData, field, std::move(layout));
     put(CellFile{}, std::move(all.csv));
     if (!wanted) {
       return Error::InvalidArgument(fmt::format("{}: not a text file of the view", key));

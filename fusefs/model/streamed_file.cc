@@ -158,6 +158,24 @@ core::Result<std::vector<uint64_t>> MeasurePieces(const CellRenderer& renderer, 
   return all;
 }
 
+// A layout of `header` and the pieces of `sizes`.
+StreamLayout LayoutOf(std::string header, const std::vector<uint64_t>& sizes, uint64_t cells,
+                      uint64_t piece, uint64_t batch) {
+  StreamLayout layout;
+  layout.header = std::move(header);
+  layout.cells = cells;
+  layout.piece_cells = piece;
+  layout.batch_cells = batch;
+  std::vector<uint64_t> starts;
+  starts.reserve(sizes.size() + 1);
+  uint64_t at = layout.header.size();
+  starts.push_back(at);
+  for (uint64_t size : sizes) starts.push_back(at += size);
+  layout.body_end = at;
+  layout.starts = std::make_shared<PieceStarts>(std::move(starts));
+  return layout;
+}
+
 }  // namespace
 
 core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std::string header,
@@ -179,38 +197,16 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
   }
   ASSIGN_OR_RETURN(std::vector<uint64_t> sizes,
                    MeasurePieces(renderer, 0, cells, piece, layout.batch_cells));
-  std::vector<uint64_t> starts;
-  starts.reserve(pieces + 1);
-  uint64_t at = layout.header.size();
-  starts.push_back(at);
-  for (uint64_t size : sizes) starts.push_back(at += size);
-  layout.body_end = at;
-  layout.starts = std::make_shared<PieceStarts>(std::move(starts));
-  return layout;
+  StreamLayout measured =
+      LayoutOf(std::move(layout.header), sizes, cells, piece, layout.batch_cells);
+  measured.trailer = std::move(layout.trailer);
+  return measured;
 }
 
 namespace {
 
 // kCorrupt where a var-sized column's offsets do not fit its cells (below).
 core::Status CheckVarColumn(const core::Column& c, uint64_t first, uint64_t count);
-
-// A layout of `header` and the pieces of `sizes`.
-StreamLayout LayoutOf(std::string header, const std::vector<uint64_t>& sizes, uint64_t cells,
-                      uint64_t piece, uint64_t batch) {
-  StreamLayout layout;
-  layout.header = std::move(header);
-  layout.cells = cells;
-  layout.piece_cells = piece;
-  layout.batch_cells = batch;
-  std::vector<uint64_t> starts;
-  starts.reserve(sizes.size() + 1);
-  uint64_t at = layout.header.size();
-  starts.push_back(at);
-  for (uint64_t size : sizes) starts.push_back(at += size);
-  layout.body_end = at;
-  layout.starts = std::make_shared<PieceStarts>(std::move(starts));
-  return layout;
-}
 
 }  // namespace
 

@@ -176,6 +176,18 @@ def is_mounted(real_mnt):
     return False
 
 
+def make_bench_array(bin_dir, tmp, kind, name, scale):
+    """Array `name` of scripts/make-bench-arrays.sh (BENCH_ARRAYS=kind) at
+    `scale`, under tmp's bench/; (folder, None) or (None, why)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, BENCH_ARRAYS=kind, TILEDBFS_BUILD=os.path.dirname(bin_dir))
+    p = run([os.path.join(root, "scripts", "make-bench-arrays.sh"), tmp.sub("bench"),
+             str(scale)], env=env, timeout=900)
+    if p.returncode != 0:
+        return None, p.stderr.decode("utf-8", "replace")[-400:]
+    return os.path.join(tmp.path, "bench", name), None
+
+
 def mount(cmd, mnt, **kw):
     """Runs a mount command that returns once the mount is live (tiledbfs
     without -f, mount.tiledbfs) and registers mnt for cleanup; the

@@ -32,7 +32,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "s3"))
 import fault_proxy  # noqa: E402
@@ -161,16 +160,6 @@ def check_s3(c, bin_dir, corpus, tmp):
             proxy.close()
 
 
-def make_sparse(bin_dir, tmp):
-    """sparse8 of make-bench-arrays.sh (SCALE); (folder, None) or (None, why)."""
-    env = dict(os.environ, BENCH_ARRAYS="sparse", TILEDBFS_BUILD=os.path.dirname(bin_dir))
-    p = ml.run([os.path.join(ROOT, "scripts", "make-bench-arrays.sh"), tmp.sub("bench"),
-                str(SCALE)], env=env, timeout=600)
-    if p.returncode != 0:
-        return None, p.stderr.decode("utf-8", "replace")[-400:]
-    return os.path.join(tmp.path, "bench", "sparse8"), None
-
-
 def check_local(c, bin_dir, tmp, array, how):
     """The long diff of `array`, stopped by `how` once under way."""
     label = f"local {how}"
@@ -215,7 +204,7 @@ def main():
     def body(c, tmp):
         # The array is written while s3rver starts and the S3 case runs.
         with concurrent.futures.ThreadPoolExecutor(1) as prep:
-            sparse = prep.submit(make_sparse, bin_dir, tmp)
+            sparse = prep.submit(ml.make_bench_array, bin_dir, tmp, "sparse", "sparse8", SCALE)
             check_s3(c, bin_dir, corpus, tmp)
             array, why = sparse.result()
         if not c.ok(array is not None, f"make-bench-arrays.sh sparse {SCALE}", why or ""):
