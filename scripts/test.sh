@@ -73,9 +73,18 @@ run_sanitize() {
     # labelled sanitize in tests/CMakeLists.txt); the release run has the rest.
     ctest --output-on-failure -j "$(nproc)" -L '^(unit|sanitize)$'
   ) || rc=$?
-  if compgen -G "$logs/*" >/dev/null; then
+  # LeakSanitizer's "Unable to get registers from thread N." is no finding: a
+  # thread it could not ptrace at exit (racy under load) has its whole stack
+  # counted as reachable (compiler-rt lsan_common.cpp; newer LLVMs log it only
+  # at verbosity 1). Any other line in the file still fails the run.
+  local notice='^==[0-9]+==Unable to get registers from thread [0-9]+\.$' f reports=()
+  for f in "$logs"/*; do
+    [[ -e "$f" ]] || continue
+    if grep -qvE "$notice" "$f"; then reports+=("$f"); fi
+  done
+  if ((${#reports[@]})); then
     echo "test.sh: sanitizer reports:" >&2
-    for f in "$logs"/*; do
+    for f in "${reports[@]}"; do
       echo "==== $f" >&2
       head -n 60 "$f" >&2
     done
