@@ -336,6 +336,7 @@ Result<std::shared_ptr<const ArrayView>> Array::ViewAt(uint64_t t) {
   ViewInputs in;
   in.limits = limits_;
   in.index_window_cells = IndexWindowCells(tile_cache_->budget_bytes());
+  in.window_pool = tile_cache_->window_pool();
   in.timestamp = t;
   in.encrypted = encrypted_;
   for (size_t c = 0; c < listing_.conditions.size(); ++c) {

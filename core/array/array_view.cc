@@ -68,9 +68,11 @@ Result<const SparseWindows*> ArrayView::Windows() const {
   return windows_->get();
 }
 
-std::shared_ptr<const ArrayView> ArrayView::WithIndexWindow(uint64_t cells) const {
+std::shared_ptr<const ArrayView> ArrayView::WithIndexWindow(uint64_t cells,
+                                                            const void* owner) const {
   ViewInputs in = Inputs();
   in.index_window_cells = cells;
+  if (owner != nullptr) in.window_owner = owner;
   return std::make_shared<const ArrayView>(schema_, std::move(in), instant_, cache_);
 }
 
@@ -213,6 +215,7 @@ Result<Column> ArrayView::ReadWindowed(const SparseWindows& windows, const std::
   if (count == 0) return read(windows.tiles(), 0, 0, into);
   Column out;
   uint64_t done = 0, cell_size = 0;
+  std::shared_ptr<const CellIndex> last;
   while (done < count) {
     Result<SparseWindows::Part> part = windows.Locate(first + done);
     if (!part.ok()) {
@@ -233,7 +236,9 @@ Result<Column> ArrayView::ReadWindowed(const SparseWindows& windows, const std::
       AppendColumn(out, c);
     }
     done += n;
+    last = std::move(part->index);
   }
+  if (state != nullptr) state->window = std::move(last);
   if (first + count == cells) {
     ASSIGN_OR_RETURN(uint64_t view_cells, windows.CellCount());
     TRY(CheckStoredCells(view_cells));

@@ -58,8 +58,10 @@ class ArrayView {
   bool dense() const { return schema_->dense(); }
 
   // The same view, fresh (no index built), its sparse index cut into
-  // windows of about `cells` cells (sparse_windows.h; ViewInputs).
-  std::shared_ptr<const ArrayView> WithIndexWindow(uint64_t cells) const;
+  // windows of about `cells` cells (sparse_windows.h; ViewInputs), kept
+  // in the window pool under `owner` if given (ViewInputs::window_owner).
+  std::shared_ptr<const ArrayView> WithIndexWindow(uint64_t cells,
+                                                   const void* owner = nullptr) const;
   uint64_t index_window_cells() const { return in_.index_window_cells; }
   // The same view restricted to a subarray (docs/namespace.md "Slices"; ViewInputs):
   // fresh, its index built over the cells in it alone.

@@ -339,13 +339,14 @@ Result<std::shared_ptr<const DiffPlan>> DiffPlan::Make(std::shared_ptr<const Arr
     for (const Box& b : p->dense_boxes_) p->boxes_.push_back(SubarrayOf(s2, b));
   }
   // The slices of every box are read at once (a merge across boxes): their
-  // sparse index windows share one view's room, not that much each.
+  // sparse index windows share one view's room, not that much each, and
+  // one owner in the views' window pool (they must not drop one another's).
   const uint64_t window = std::max<uint64_t>(
       uint64_t{64} << 10, to->index_window_cells() / (2 * std::max<size_t>(p->boxes_.size(), 1)));
   for (const Subarray& box : p->boxes_) {
     Slices sl;
-    sl.view[0] = from->WithSubarray(box)->WithIndexWindow(window);
-    sl.view[1] = to->WithSubarray(box)->WithIndexWindow(window);
+    sl.view[0] = from->WithSubarray(box)->WithIndexWindow(window, p.get());
+    sl.view[1] = to->WithSubarray(box)->WithIndexWindow(window, p.get());
     for (int side = 0; side < 2; ++side) {
       ASSIGN_OR_RETURN(sl.cells[side], sl.view[side]->CellCount());
       p->compared_cells_ += sl.cells[side];

@@ -23,6 +23,7 @@
 #include "core/read/column.h"
 #include "core/read/sparse_order.h"
 #include "core/read/subarray.h"
+#include "core/read/window_pool.h"
 #include "core/util/limits.h"
 
 namespace tiledbfs::core {
@@ -73,6 +74,13 @@ struct ViewInputs {
   // build sets the default (CMake TILEDBFS_INDEX_WINDOW_CELLS, 2 Mi); a
   // build with a small one sends small arrays down that path.
   uint64_t index_window_cells = TILEDBFS_INDEX_WINDOW_CELLS;
+  // Where the windows are kept between reads, with other views' (null: a
+  // pool of the view's own, holding only its last windows).
+  std::shared_ptr<WindowPool> window_pool;
+  // Views read together (a diff's slices, merged as one stream) name one
+  // owner in the pool, so that they never drop one another's windows
+  // (null: the view's own).
+  const void* window_owner = nullptr;
   // A slice (empty: the whole view). Dense: the box, a dimension left
   // unnamed keeping the bounding box's extent; sparse: only the cells in
   // it, from the tiles whose MBRs meet it.

@@ -147,6 +147,8 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
   w->box_lo_.assign(dims, UINT64_MAX);
   w->box_hi_.assign(dims, 0);
   w->ahead_ = ahead;
+  w->pool_ = in.window_pool ? in.window_pool : std::make_shared<WindowPool>(0);
+  w->owner_ = in.window_owner != nullptr ? in.window_owner : w.get();
   return w;
 }
 
@@ -157,6 +159,12 @@ SparseWindows::~SparseWindows() {
   }
   ahead_cv_.notify_all();
   if (ahead_thread_.joinable()) ahead_thread_.join();
+  if (!pool_) return;
+  // Only this view's entries: others of its owner may live on.
+  for (const auto& [kw, index] : kept_) {
+    if (auto alive = index.lock()) pool_->Release(alive.get());
+  }
+  if (auto carry = carry_.lock()) pool_->Release(carry.get());
 }
 
 void SparseWindows::BuildAhead(size_t w) const {
@@ -208,9 +216,7 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
   std::lock_guard<std::mutex> build(build_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [kw, index] : kept_) {
-      if (kw == w) return Part{index, w == 0 ? 0 : ends_[w - 1]};
-    }
+    if (auto index = KeptLocked(w)) return Part{std::move(index), w == 0 ? 0 : ends_[w - 1]};
     // The reader went on (or elsewhere) while this thread waited: window w
     // would be built behind it, then dropped unread, on a busy machine.
     if (ahead && (w == 0 || last_got_ != w - 1)) return Part{nullptr, 0};
@@ -223,32 +229,51 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
     // Room for this one: the oldest kept window goes now (a reader still
     // holding it keeps it alive).
     std::lock_guard<std::mutex> lock(mu_);
-    if (kept_.size() >= KeptMost()) kept_.erase(kept_.begin());
+    if (kept_.size() >= KeptMost()) {
+      if (auto oldest = kept_.front().second.lock()) pool_->Release(oldest.get());
+      kept_.erase(kept_.begin());
+    }
   }
   const auto [lo, hi] = Rows(w);
   std::vector<PackedTile> tiles;
   for (const PackedTile& t : rows_) {
     if (t.lo <= hi && t.hi >= lo) tiles.push_back(t);
   }
-  if (carry_for_ != w) carry_.clear();
+  // The carry left for this window, if the pool still holds it; taken out
+  // of the pool while the build changes it.
+  std::shared_ptr<CoordCarry> carry = carry_for_ == w ? carry_.lock() : nullptr;
+  if (auto old = carry_.lock()) pool_->Release(old.get());
+  if (!carry) carry = std::make_shared<CoordCarry>();
+  carry_.reset();
   carry_for_ = SIZE_MAX;
   std::vector<uint64_t> spare;
   {
-    std::lock_guard<std::mutex> lock(spare_->mu);
-    spare.swap(spare_->cells);
+    const auto& pool_spare = pool_->spare();
+    std::lock_guard<std::mutex> lock(pool_spare->mu);
+    spare.swap(pool_spare->cells);
   }
   const bool reused = spare.capacity() > 0;
   ASSIGN_OR_RETURN(std::optional<CellIndex> built,
-                   BuildPackedCells(*in_, plan_, tiles, lo, hi, &carry_, std::move(spare)));
+                   BuildPackedCells(*in_, plan_, tiles, lo, hi, carry.get(), std::move(spare)));
   if (!built) {
-    carry_.clear();
     return Error::Corrupt(fmt::format(
         "sparse view, window {} of {}: a coordinate lies outside its fragment's non-empty domain "
         "or is not the size of dimension '{}' and the others",
         w, starts_.size(), in_->schema->dimensions[0].name));
   }
-  carry_for_ = w + 1;
   std::shared_ptr<CellIndex> index = Keep(std::move(*built));
+  if (!carry->empty()) {
+    uint64_t bytes = 0;
+    for (const auto& [t, decoded] : *carry) {
+      for (const DecodedTile& d : decoded) {
+        bytes += d.fixed.capacity() + d.var.capacity() + d.validity.capacity() +
+                 d.offsets.capacity() * sizeof(uint64_t);
+      }
+    }
+    carry_ = carry;
+    carry_for_ = w + 1;
+    pool_->Hold(owner_, std::move(carry), bytes);
+  }
   // Counted for the first time: where the tiles ending in it end, from
   // their rectangles' upper corners (TileEnds; only builds change ends_).
   std::vector<std::pair<uint64_t, size_t>> ended;
@@ -289,12 +314,30 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
   ++builds_;
   reuses_ += reused ? 1 : 0;
   kept_.emplace_back(w, index);
-  if (kept_.size() > KeptMost()) kept_.erase(kept_.begin());
+  pool_->Hold(owner_, index, index->footprint());
+  if (kept_.size() > KeptMost()) {
+    if (auto oldest = kept_.front().second.lock()) pool_->Release(oldest.get());
+    kept_.erase(kept_.begin());
+  }
   return Part{std::move(index), first};
 }
 
+std::shared_ptr<CellIndex> SparseWindows::KeptLocked(size_t w) const {
+  for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+    if (it->first != w) continue;
+    std::shared_ptr<CellIndex> index = it->second.lock();
+    if (!index) {
+      kept_.erase(it);  // the pool let it go, and no reader holds it
+      return nullptr;
+    }
+    pool_->Touch(index.get());
+    return index;
+  }
+  return nullptr;
+}
+
 std::shared_ptr<CellIndex> SparseWindows::Keep(CellIndex index) const {
-  auto give_back = [spare = spare_](CellIndex* gone) {
+  auto give_back = [spare = pool_->spare()](CellIndex* gone) {
     std::unique_ptr<CellIndex> freed(gone);
     std::lock_guard<std::mutex> lock(spare->mu);
     if (gone->packed.capacity() > spare->cells.capacity()) spare->cells.swap(gone->packed);
@@ -314,11 +357,9 @@ Result<SparseWindows::Part> SparseWindows::Get(size_t w) const {
           ahead_ && w + 1 < starts_.size() && (w == 0 ? last_got_ == SIZE_MAX : last_got_ == w - 1);
       last_got_ = w;
     }
-    for (const auto& [kw, index] : kept_) {
-      if (kw == w) {
-        if (onward) BuildAhead(w + 1);
-        return Part{index, w == 0 ? 0 : ends_[w - 1]};
-      }
+    if (auto index = KeptLocked(w)) {
+      if (onward) BuildAhead(w + 1);
+      return Part{std::move(index), w == 0 ? 0 : ends_[w - 1]};
     }
   }
   ASSIGN_OR_RETURN(Part p, Build(w));

@@ -8,7 +8,9 @@
 // `window_cells` cells, estimated from the tiles' bounding rectangles (a
 // tile's cells taken as spread evenly over its rows). A window's index is
 // built (BuildPackedCells) from the tiles whose rectangles cross its range
-// when a read needs it; the last kKept built are kept. On more than one
+// when a read needs it; the last kKept built are kept, in the views'
+// WindowPool (window_pool.h): once the view is no longer read, they and
+// the carry below go as other views need the pool's room. On more than one
 // core, a reader going on from window w - 1 to w has window w + 1 built in
 // the background meanwhile (one more window kept), so that the reader's
 // cores do not wait for the builds. The coordinate tiles
@@ -30,6 +32,7 @@
 #include "core/read/cell_index.h"
 #include "core/read/packed_index.h"
 #include "core/read/stored_order.h"
+#include "core/read/window_pool.h"
 
 namespace tiledbfs::core {
 
@@ -124,25 +127,25 @@ class SparseWindows {
   mutable std::vector<uint64_t> ends_;  // per window counted: the view cell past its last
   mutable std::vector<std::pair<uint64_t, size_t>> ended_;  // (end, tile) of windows counted
   mutable std::vector<uint64_t> box_lo_, box_hi_;  // per dimension (OrderedValue), over ends_
-  mutable std::vector<std::pair<size_t, std::shared_ptr<CellIndex>>> kept_;  // newest last
+  // Newest last; each held in pool_ (and by readers), so it may be gone.
+  mutable std::vector<std::pair<size_t, std::weak_ptr<CellIndex>>> kept_;
   mutable size_t last_got_ = SIZE_MAX;  // the window Get was last asked for
   mutable uint64_t builds_ = 0;
   mutable uint64_t reuses_ = 0;
   mutable std::mutex build_mu_;  // one build at a time; guards the carry
-  mutable CoordCarry carry_;
-  mutable size_t carry_for_ = SIZE_MAX;  // the window carry_ was left for
-  // The packed cells of the last window nothing holds any more, for the
-  // next build to fill: a window's 16 MiB taken fresh from the system each
-  // time would be page faults. A window's index gives its cells here as
-  // its last holder lets it go (its deleter), which orders the reader's
-  // last look before the builder's writes; a use count read could not.
-  struct Spare {
-    std::mutex mu;
-    std::vector<uint64_t> cells;
-  };
-  std::shared_ptr<Spare> spare_ = std::make_shared<Spare>();
-  // A kept window's index, giving its cells to spare_ when let go.
+  // The coordinate tiles reaching into window carry_for_, held in pool_.
+  mutable std::weak_ptr<CoordCarry> carry_;
+  mutable size_t carry_for_ = SIZE_MAX;
+  // Where the kept windows and the carry are held: the views' pool
+  // (ViewInputs::window_pool), else one of this view's own.
+  std::shared_ptr<WindowPool> pool_;
+  const void* owner_ = nullptr;  // in pool_: ViewInputs::window_owner, else this
+  // A kept window's index, giving its cells to the pool's spare when let
+  // go (its deleter: that orders the reader's last look before the next
+  // builder's writes; a use count read could not).
   std::shared_ptr<CellIndex> Keep(CellIndex index) const;
+  // The window kept as w, if it still lives (mu_ held).
+  std::shared_ptr<CellIndex> KeptLocked(size_t w) const;
 
   // The windows kept: kKept, one more when building ahead.
   size_t KeptMost() const { return ahead_ ? kKept + 1 : kKept; }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/read/tile_source.h"
+#include "core/read/window_pool.h"
 
 namespace tiledbfs::core {
 
@@ -132,6 +133,10 @@ struct ReadState {
     std::array<TileKey, 64> recent{};
   };
   std::unordered_map<std::string, Ahead> ahead;
+  // The sparse index window the last read went through (a CellIndex):
+  // kept alive for the reader's next read whatever the views' WindowPool
+  // lets go meanwhile.
+  std::shared_ptr<const void> window;
 };
 
 // A tile to decode ahead of its reader: what the decode needs, owned.
@@ -236,6 +241,10 @@ class TileCache {
 
   // Sequential readers streaming whole tiles share half the budget.
   const std::shared_ptr<StreamBudget>& stream_budget() const { return stream_budget_; }
+  // The sparse index windows views keep between reads, for every view
+  // these tiles serve (one pool per mount, as the cache): a quarter of the
+  // budget, two windows of IndexWindowCells(budget).
+  const std::shared_ptr<WindowPool>& window_pool() const { return window_pool_; }
 
   // Where the chunks of tiles read in parts lie (ReadTilePart's map), least
   // recently used out first, within a small budget of their own (the
@@ -299,6 +308,7 @@ class TileCache {
   bool warm_wanted_ = false;
   bool warming_ = false;
   std::shared_ptr<StreamBudget> stream_budget_ = std::make_shared<StreamBudget>(budget_ / 2);
+  std::shared_ptr<WindowPool> window_pool_ = std::make_shared<WindowPool>(budget_ / 4);
   // Chunk maps (mu_).
   struct MapEntry {
     TileKey key;

@@ -406,3 +406,70 @@ TEST(SparseWindowsWrittenTest, SlicesHoldTheViewsCellsInTheirBox) {
 
 }  // namespace
 }  // namespace tiledbfs::core
+
+namespace tiledbfs::core {
+namespace {
+
+// Views share one WindowPool: a view no longer read lets its windows go as
+// another view's builds need the room, and builds them again if read again
+// (the same cells); views of one owner (a diff's slices) never drop one
+// another's windows.
+TEST(SparseWindowsWrittenTest, ViewsNotReadLetTheirWindowsGoToTheOnesRead) {
+  BandedArray banded("windows_pool", 70);
+  ASSERT_TRUE(banded.view);
+  ViewInputs in = InputsOf(*banded.view);
+  in.window_pool = std::make_shared<WindowPool>(0);
+  // Every window of `w` in order, each let go once read.
+  struct Pass {
+    std::vector<std::weak_ptr<const CellIndex>> seen;
+    std::vector<std::vector<uint64_t>> cells;
+    std::vector<uint64_t> firsts;
+  };
+  auto pass = [](const SparseWindows& w) {
+    Pass out;
+    uint64_t cell = 0;
+    for (size_t k = 0; k < w.windows(); ++k) {
+      auto p = w.Locate(cell);
+      EXPECT_TRUE(p.ok());
+      if (!p.ok()) break;
+      out.seen.push_back(p->index);
+      out.cells.push_back(p->index->packed);
+      out.firsts.push_back(p->first);
+      cell = p->first + p->index->cell_count;
+    }
+    return out;
+  };
+  auto a = SparseWindows::Make(in, 1000, false);
+  auto b = SparseWindows::Make(in, 1000, false);
+  ASSERT_TRUE(a.ok() && *a && b.ok() && *b);
+  ASSERT_GE((*a)->windows(), 10u);
+  const Pass pa = pass(**a);
+  // The last kKept windows of a stay while nothing else is read.
+  EXPECT_FALSE(pa.seen.back().expired());
+  EXPECT_TRUE(pa.seen.front().expired());
+  const Pass pb = pass(**b);
+  EXPECT_EQ(pb.cells, pa.cells);
+  for (const auto& w : pa.seen) EXPECT_TRUE(w.expired());
+  EXPECT_FALSE(pb.seen.back().expired());
+  const uint64_t built = (*a)->builds();
+  auto again = (*a)->Locate(pa.firsts.back());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*a)->builds(), built + 1);
+  EXPECT_EQ(again->index->packed, pa.cells.back());
+
+  // One owner for both: reading b leaves a's windows be.
+  int diff = 0;
+  in.window_owner = &diff;
+  auto c = SparseWindows::Make(in, 1000, false);
+  auto d = SparseWindows::Make(in, 1000, false);
+  ASSERT_TRUE(c.ok() && *c && d.ok() && *d);
+  const Pass pc = pass(**c);
+  pass(**d);
+  EXPECT_FALSE(pc.seen.back().expired());
+  const uint64_t built_c = (*c)->builds();
+  ASSERT_TRUE((*c)->Locate(pc.firsts.back()).ok());
+  EXPECT_EQ((*c)->builds(), built_c);
+}
+
+}  // namespace
+}  // namespace tiledbfs::core
