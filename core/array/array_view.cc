@@ -62,7 +62,9 @@ Result<const SparseWindows*> ArrayView::Windows() const {
   if (!windows_) {
     if (index_) return none;
     ASSIGN_OR_RETURN(std::unique_ptr<SparseWindows> w,
-                     SparseWindows::Make(in, in.index_window_cells));
+                     in.index_windows_ahead
+                         ? SparseWindows::Make(in, in.index_window_cells)
+                         : SparseWindows::Make(in, in.index_window_cells, false));
     windows_ = std::move(w);
   }
   return windows_->get();
@@ -72,7 +74,10 @@ std::shared_ptr<const ArrayView> ArrayView::WithIndexWindow(uint64_t cells,
                                                             const void* owner) const {
   ViewInputs in = Inputs();
   in.index_window_cells = cells;
-  if (owner != nullptr) in.window_owner = owner;
+  if (owner != nullptr) {
+    in.window_owner = owner;
+    in.index_windows_ahead = false;
+  }
   return std::make_shared<const ArrayView>(schema_, std::move(in), instant_, cache_);
 }
 

@@ -340,7 +340,8 @@ Result<std::shared_ptr<const DiffPlan>> DiffPlan::Make(std::shared_ptr<const Arr
   }
   // The slices of every box are read at once (a merge across boxes): their
   // sparse index windows share one view's room, not that much each, and
-  // one owner in the views' window pool (they must not drop one another's).
+  // one owner in the views' window pool (they must not drop one another's);
+  // the stream builds them as it goes, with no thread ahead for each.
   const uint64_t window = std::max<uint64_t>(
       uint64_t{64} << 10, to->index_window_cells() / (2 * std::max<size_t>(p->boxes_.size(), 1)));
   for (const Subarray& box : p->boxes_) {
