@@ -62,7 +62,7 @@ Result<const SparseWindows*> ArrayView::Windows() const {
   if (!windows_) {
     if (index_) return none;
     ASSIGN_OR_RETURN(std::unique_ptr<SparseWindows> w,
-                     in.index_windows_ahead
+                     in.window_owner == nullptr
                          ? SparseWindows::Make(in, in.index_window_cells)
                          : SparseWindows::Make(in, in.index_window_cells, false));
     windows_ = std::move(w);
@@ -74,10 +74,7 @@ std::shared_ptr<const ArrayView> ArrayView::WithIndexWindow(uint64_t cells,
                                                             const void* owner) const {
   ViewInputs in = Inputs();
   in.index_window_cells = cells;
-  if (owner != nullptr) {
-    in.window_owner = owner;
-    in.index_windows_ahead = false;
-  }
+  if (owner != nullptr) in.window_owner = owner;
   return std::make_shared<const ArrayView>(schema_, std::move(in), instant_, cache_);
 }
 

@@ -60,8 +60,8 @@ class ArrayView {
   // The same view, fresh (no index built), its sparse index cut into
   // windows of about `cells` cells (sparse_windows.h; ViewInputs). Given an
   // `owner`, one of several views read together as one stream: its windows
-  // are kept in the pool under it (ViewInputs::window_owner) and built by
-  // the reader only (index_windows_ahead).
+  // are kept in the pool under it and built by the reader only
+  // (ViewInputs::window_owner).
   std::shared_ptr<const ArrayView> WithIndexWindow(uint64_t cells,
                                                    const void* owner = nullptr) const;
   uint64_t index_window_cells() const { return in_.index_window_cells; }

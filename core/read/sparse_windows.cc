@@ -7,6 +7,7 @@
 
 #include "core/read/coord_tiles.h"
 #include "core/read/sparse_index.h"
+#include "core/read/tile_cache.h"
 #include "core/util/parallel.h"
 
 namespace tiledbfs::core {
@@ -265,10 +266,7 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
   if (!carry->empty()) {
     uint64_t bytes = 0;
     for (const auto& [t, decoded] : *carry) {
-      for (const DecodedTile& d : decoded) {
-        bytes += d.fixed.capacity() + d.var.capacity() + d.validity.capacity() +
-                 d.offsets.capacity() * sizeof(uint64_t);
-      }
+      for (const DecodedTile& d : decoded) bytes += TileCache::SizeOf(d);
     }
     carry_ = carry;
     carry_for_ = w + 1;

@@ -45,7 +45,6 @@ class WindowPool {
   };
   const std::shared_ptr<Spare>& spare() const { return spare_; }
 
-  uint64_t budget_bytes() const { return budget_; }
   uint64_t held_bytes() const;
   size_t held() const;
 
