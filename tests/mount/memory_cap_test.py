@@ -23,12 +23,12 @@ read, the daemon's peak RSS (VmHWM) is within cache_size + 64 MiB + one
 core's share of the reader's buffers: 16 MiB of text rendered ahead and the
 tiles its last read used (at least 16 MiB per field; data.csv reads 3
 fields), + the sparse index windows of the view being read (5 windows of
-cache_size / 128 cells, 8 bytes each) + those the views read before keep in the
-mount's pool (cache_size / 8; core/read/window_pool.h). That is tighter than the README's bound, which
-counts the tiles of every core a read or layout pass runs on. A diff compares
-each box (here a row band) as slices of both views: the slices share one
-view's windows, and its stream reads a chunk of each at a time, so the same
-bound holds (a box's tiles cross few rows in this shape; README "Diffs"). The
+cache_size / 128 cells, 8 bytes each) + those the views read before keep in
+the mount's pool (cache_size / 8; core/read/window_pool.h). That is tighter
+than the README's bound, which counts the tiles of every core a read or layout
+pass runs on. A diff compares each box (here a row band) as slices of both
+views: the slices share one view's windows, built as its stream reaches them,
+and the stream reads a chunk of each at a time, so the same bound holds (a box's tiles cross few rows in this shape; README "Diffs"). The
 reads add up to that bound only through the pool: without it, every view read
 kept its windows and the diff's added.csv peaked at 152 MiB here.
 """
