@@ -298,6 +298,14 @@ Result<ByteVec> UnfilterChunksInParallel(const std::vector<Stage>& stages,
   return out;
 }
 
+// A decoded tile's memory is what the tile cache counts it for (its
+// capacity): where the output outgrew its plausible reservation (a tile
+// compressed more than 64 times) or kept room a range did not use, the
+// slack goes back, at the cost of one copy.
+void FitCapacity(ByteVec& out) {
+  if (out.capacity() - out.size() > out.size() / 16 + 4096) out.shrink_to_fit();
+}
+
 // Unfilters the chunks of the tile that hold bytes [from, to) of its
 // unfiltered bytes (all of them by default); *start (when given) gets the
 // offset in the tile of the first one unfiltered.
@@ -364,6 +372,7 @@ Result<ByteVec> UnfilterTileImpl(const FilterPipeline& pipeline, Bytes filtered,
       for (size_t i = offsets_before; i < var_offsets->size(); ++i) (*var_offsets)[i] += before;
     }
   }
+  FitCapacity(out);
   return out;
 }
 
@@ -518,6 +527,7 @@ Result<ByteVec> UnfilterChunkRecords(const FilterPipeline& pipeline, Bytes recor
     Status s = UnfilterChunk(stages, pipeline, c, ctx, nullptr, &out);
     if (!s.ok()) return s.error().WithContext(Where(ctx));
   }
+  FitCapacity(out);
   return out;
 }
 
@@ -552,6 +562,9 @@ Result<VarTile> UnfilterVarTile(const FilterPipeline& offsets_pipeline, Bytes of
       return Error::Corrupt(fmt::format("{}: offsets tile of {} bytes is not a multiple of 8",
                                         Where(offsets_ctx), raw.size()));
     }
+    // Room for the end offset a decoded tile appends (DecodeTile), so that
+    // the append does not double the offsets' memory.
+    out.offsets.reserve(raw.size() / 8 + 1);
     out.offsets.resize(raw.size() / 8);
     if (!raw.empty()) std::memcpy(out.offsets.data(), raw.data(), raw.size());
     ASSIGN_OR_RETURN(out.data, UnfilterTile(data_pipeline, data_filtered, data_ctx));

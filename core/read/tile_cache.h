@@ -253,9 +253,11 @@ class TileCache {
   std::shared_ptr<const ChunkMap> GetChunkMap(const TileKey& key);
   void PutChunkMap(const TileKey& key, std::shared_ptr<const ChunkMap> map,
                    std::shared_ptr<const FragmentMetadata> fragment);
-  // The bytes a tile counts for.
+  // The bytes a tile counts for: its buffers' capacities, the memory they
+  // hold.
   static uint64_t SizeOf(const DecodedTile& t) {
-    return t.fixed.size() + t.var.size() + t.offsets.size() * 8 + t.validity.size();
+    return t.fixed.capacity() + t.var.capacity() + t.offsets.capacity() * 8 +
+           t.validity.capacity();
   }
 
  private:

@@ -198,6 +198,14 @@ Result<DecodedTile> DecodeTile(const FragmentMetadata& fragment, uint64_t tile, 
                                         tile, loc.offset, vt.offsets.size(), out.cell_num));
     }
     out.offsets = std::move(vt.offsets);
+    // The end offset, in room of its own: a tile counts its offsets'
+    // capacity (TileCache::SizeOf), and a vector full up would double it.
+    if (out.offsets.capacity() != out.offsets.size() + 1) {
+      std::vector<uint64_t> exact;
+      exact.reserve(out.offsets.size() + 1);
+      exact.assign(out.offsets.begin(), out.offsets.end());
+      out.offsets = std::move(exact);
+    }
     out.offsets.push_back(vt.data.size());
     for (uint64_t i = 0; i + 1 < out.offsets.size(); ++i) {
       if (out.offsets[i] > out.offsets[i + 1]) {
