@@ -256,8 +256,7 @@ class TileCache {
   // The bytes a tile counts for: its buffers' capacities, the memory they
   // hold.
   static uint64_t SizeOf(const DecodedTile& t) {
-    return t.fixed.capacity() + t.var.capacity() + t.offsets.capacity() * 8 +
-           t.validity.capacity();
+    return t.fixed.capacity() + t.var.capacity() + t.offsets.capacity() * 8 + t.validity.capacity();
   }
 
  private:
