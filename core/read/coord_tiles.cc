@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -163,4 +164,72 @@ const Range* TileMbr(const FragmentMetadata& frag, uint64_t t, size_t d, size_t 
   if (!mbrs.ok() || t >= (*mbrs)->size() || (**mbrs)[t].size() != dims) return nullptr;
   return &(**mbrs)[t][d];
 }
+class DeleteConditions::Values final : public CellValues {
+ public:
+  Values(DeleteConditions& owner, const JudgedCell& cell,
+         const std::function<Bytes(size_t)>& dimension)
+      : owner_(owner), cell_(cell), dimension_(dimension) {}
+  const ArraySchema& schema() const override {
+    return owner_.in_.fragments[cell_.fragment]->schema();
+  }
+  Result<std::optional<Bytes>> Value(const std::string& field) const override {
+    const FragmentMetadata& frag = *owner_.in_.fragments[cell_.fragment];
+    const ArraySchema& fs = frag.schema();
+    if (int d = fs.DimensionIndex(field); d >= 0) {
+      return std::optional<Bytes>(dimension_(static_cast<size_t>(d)));
+    }
+    const int a = fs.AttributeIndex(field);
+    if (a < 0) return std::optional<Bytes>();
+    auto key = std::make_tuple(cell_.fragment, cell_.tile, field);
+    auto it = owner_.tiles_.find(key);
+    if (it == owner_.tiles_.end()) {
+      ASSIGN_OR_RETURN(DecodedTile t,
+                       ReadTile(frag, FieldRef::Attribute(a), cell_.tile, owner_.in_.encrypted));
+      if (t.cell_num != frag.TileCellNum(cell_.tile)) {
+        return Error::Corrupt(fmt::format("{}: tile {} of '{}' has {} cells, expected {}",
+                                          frag.dir(), cell_.tile, field, t.cell_num,
+                                          frag.TileCellNum(cell_.tile)));
+      }
+      it = owner_.tiles_.emplace(std::move(key), std::move(t)).first;
+    }
+    if (!it->second.valid(cell_.pos)) return std::optional<Bytes>();
+    return std::optional<Bytes>(it->second.cell(cell_.pos));
+  }
+
+ private:
+  DeleteConditions& owner_;
+  const JudgedCell& cell_;
+  const std::function<Bytes(size_t)>& dimension_;
+};
+
+DeleteConditions::DeleteConditions(const ViewInputs& in)
+    : in_(in), processed_(in.fragments.size(), nullptr) {
+  for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
+    if (!in.fragments[fi]->footer().has_delete_meta) continue;
+    auto p = in.fragments[fi]->ProcessedConditions();
+    if (p.ok()) processed_[fi] = *p;
+  }
+}
+
+Result<bool> DeleteConditions::Deletes(const JudgedCell& cell,
+                                       const std::function<Bytes(size_t)>& dimension) {
+  const FragmentMetadata& frag = *in_.fragments[cell.fragment];
+  const std::vector<std::string>* processed = processed_[cell.fragment];
+  Values values(*this, cell, dimension);
+  for (const DeleteRule& rule : in_.deletes) {
+    if (rule.timestamp < frag.name().t1) continue;
+    if (processed != nullptr &&
+        std::find(processed->begin(), processed->end(), rule.marker) != processed->end()) {
+      continue;
+    }
+    if (frag.footer().has_timestamps && rule.timestamp <= frag.name().t2 &&
+        cell.timestamp > rule.timestamp) {
+      continue;
+    }
+    ASSIGN_OR_RETURN(bool m, rule.matches(values));
+    if (m) return true;
+  }
+  return false;
+}
+
 }  // namespace tiledbfs::core

@@ -1,15 +1,21 @@
-// A sparse view's coordinate tiles, cell timestamps and delete timestamps,
-// read for an index build (sparse_index.h, packed_index.h, stored_order.h).
+// A sparse view's coordinate tiles, cell timestamps, delete timestamps and
+// delete conditions, read and applied for an index build (sparse_index.h,
+// packed_index.h, stored_order.h).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <span>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core/read/cell_index.h"
 #include "core/read/sparse_order.h"
+#include "core/util/stop.h"
 
 namespace tiledbfs::core {
 
@@ -70,6 +76,69 @@ void DropDeletedCells(const ViewInputs& in, const std::vector<DecodedTile>& dele
     cells[w++] = cells[r];
   }
   cells.resize(w);
+}
+
+// A stored cell as a delete condition judges it: its fragment (an index
+// into in.fragments), tile, position in the tile and timestamp.
+struct JudgedCell {
+  uint32_t fragment = 0;
+  uint64_t tile = 0;
+  uint64_t pos = 0;
+  uint64_t timestamp = 0;
+};
+
+// The view's delete conditions (in.deletes), applied to its cells after
+// the dedup, one cell at a time. The attribute tiles the conditions read
+// are kept for the cells after: one build's (a window's, for a view
+// indexed a window at a time).
+class DeleteConditions {
+ public:
+  explicit DeleteConditions(const ViewInputs& in);
+  // Whether a condition in force deletes `cell`: one committed after the
+  // cell's fragment began, not yet processed into it (consolidation), and
+  // later than the cell's own timestamp. `dimension(d)` gives the cell's
+  // coordinate d.
+  Result<bool> Deletes(const JudgedCell& cell, const std::function<Bytes(size_t)>& dimension);
+
+ private:
+  class Values;
+  const ViewInputs& in_;
+  // Per fragment: the conditions consolidation processed into it.
+  std::vector<const std::vector<std::string>*> processed_;
+  std::map<std::tuple<uint32_t, uint64_t, std::string>, DecodedTile> tiles_;
+};
+
+// Takes out of `cells` (sorted, deduplicated, delete timestamps applied;
+// the ordinal in `order` of each in `ordinal(cell)`) those that the view's
+// delete conditions delete. `dimension(cell, judged, d)` gives the cell's
+// coordinate d. kCancelled once the process is stopping.
+template <typename Ordinal, typename Dimension>
+Status DropConditionDeletedCells(const ViewInputs& in, const OrderInput& order, Ordinal ordinal,
+                                 Dimension dimension, std::vector<uint64_t>& cells) {
+  DeleteConditions conditions(in);
+  const uint64_t pos_mask = (uint64_t{1} << order.pos_bits) - 1;
+  JudgedCell judged;
+  uint64_t current = 0;
+  const std::function<Bytes(size_t)> dimension_of = [&](size_t d) {
+    return dimension(current, judged, d);
+  };
+  size_t w = 0;
+  for (size_t r = 0; r < cells.size(); ++r) {
+    if (r % 65536 == 0) TRY(CheckStop("delete conditions"));
+    current = cells[r];
+    const uint64_t ord = ordinal(current);
+    const OrderTile& t = order.tiles[ord >> order.pos_bits];
+    judged.fragment = t.fragment;
+    judged.tile = t.tile;
+    judged.pos = ord & pos_mask;
+    judged.timestamp = t.stamp;
+    if (t.stamps != nullptr)
+      std::memcpy(&judged.timestamp, t.stamps->fixed.data() + judged.pos * 8, 8);
+    ASSIGN_OR_RETURN(bool deleted, conditions.Deletes(judged, dimension_of));
+    if (!deleted) cells[w++] = cells[r];
+  }
+  cells.resize(w);
+  return Ok();
 }
 
 }  // namespace tiledbfs::core

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "core/read/coord_tiles.h"
@@ -23,7 +24,7 @@ std::optional<KeyPacking> PackedPlan::Packing(size_t tiles, uint64_t lo0, uint64
 Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
   const ArraySchema& schema = *in.schema;
   const size_t dims = schema.dimensions.size();
-  if (!in.deletes.empty() || dims == 0) return std::optional<PackedPlan>();
+  if (dims == 0) return std::optional<PackedPlan>();
   PackedPlan plan;
   OrderInput& order = plan.order;
   for (const Dimension& d : schema.dimensions) {
@@ -288,6 +289,18 @@ Result<std::optional<CellIndex>> BuildPackedCells(const ViewInputs& in, const Pa
   if (!deleted.empty()) {
     DropDeletedCells(
         in, deleted, order.pos_bits, [&k](uint64_t c) { return k.OrdinalOf(c); }, cells);
+  }
+  if (!in.deletes.empty()) {
+    // The conditions read the coordinates from the keys, and the
+    // attributes' tiles of this build alone.
+    std::vector<std::array<uint8_t, 8>> values(dims);
+    TRY(DropConditionDeletedCells(
+        in, order, [&k](uint64_t c) { return k.OrdinalOf(c); },
+        [&](uint64_t c, const JudgedCell&, size_t d) {
+          FromOrdered(types[d], k.Coordinate(c, d), values[d].data());
+          return Bytes(values[d].data(), DatatypeSize(types[d]));
+        },
+        cells));
   }
   // Cells dropped, or a range that kept only part of its tiles' cells:
   // give back the rest. A range keeps up to half as much again (what it

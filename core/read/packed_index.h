@@ -37,7 +37,7 @@ struct PackedPlan {
   std::optional<KeyPacking> Packing(size_t tiles, uint64_t lo0, uint64_t hi0) const;
 };
 // nullopt where the view takes the generic path: coordinates that are not
-// integer-like, a fragment without a non-empty domain, delete conditions.
+// integer-like, a fragment without a non-empty domain.
 // kCorrupt for a fragment whose schema has another number of dimensions;
 // kOutOfMemory for more cells than in.limits.max_view_cells.
 Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in);
@@ -55,7 +55,8 @@ using CoordCarry = std::unordered_map<size_t, std::vector<DecodedTile>>;
 // The view's cells among `tiles` (ascending) whose first coordinate lies in
 // [lo, hi] (OrderedValue), in view order (timestamps, dedup, delete
 // timestamps and the subarray applied: every version of a cell lies in the
-// same range), as a packed index over those tiles alone: its sparse_tiles
+// same range; then the delete conditions, whose attribute tiles are read
+// for this build alone), as a packed index over those tiles alone: its sparse_tiles
 // are `tiles`' in that order, its packing plan.Packing(tiles, lo, hi).
 // nullopt where they do not pack, or the coordinates are not what the plan
 // says (another size, var-sized, outside the non-empty domains): the

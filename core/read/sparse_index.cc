@@ -14,49 +14,8 @@
 namespace tiledbfs::core {
 namespace {
 
-struct SparseEntry {
-  uint32_t fragment;
-  uint32_t pos;
-  uint64_t tile;
-  uint64_t timestamp;
-};
-
 // Decoded coordinate tiles of every fragment: coords[f][tile][dim].
 using CoordTiles = std::vector<std::vector<std::vector<DecodedTile>>>;
-
-class EntryCellValues : public CellValues {
- public:
-  EntryCellValues(const ViewInputs& in, const CoordTiles& coords,
-                  std::vector<std::map<std::pair<uint64_t, std::string>, DecodedTile>>& cache)
-      : in_(in), coords_(coords), cache_(cache) {}
-  void Set(const SparseEntry& e) { e_ = &e; }
-  const ArraySchema& schema() const override { return in_.fragments[e_->fragment]->schema(); }
-
-  Result<std::optional<Bytes>> Value(const std::string& field) const override {
-    const FragmentMetadata& frag = *in_.fragments[e_->fragment];
-    const ArraySchema& fs = frag.schema();
-    int d = fs.DimensionIndex(field);
-    if (d >= 0) return std::optional<Bytes>(coords_[e_->fragment][e_->tile][d].cell(e_->pos));
-    int a = fs.AttributeIndex(field);
-    if (a < 0) return std::optional<Bytes>();
-    auto& cache = cache_[e_->fragment];
-    auto key = std::make_pair(e_->tile, field);
-    auto it = cache.find(key);
-    if (it == cache.end()) {
-      ASSIGN_OR_RETURN(DecodedTile t,
-                       ReadTile(frag, FieldRef::Attribute(a), e_->tile, in_.encrypted));
-      it = cache.emplace(key, std::move(t)).first;
-    }
-    if (!it->second.valid(e_->pos)) return std::optional<Bytes>();
-    return std::optional<Bytes>(it->second.cell(e_->pos));
-  }
-
- private:
-  const ViewInputs& in_;
-  const CoordTiles& coords_;
-  std::vector<std::map<std::pair<uint64_t, std::string>, DecodedTile>>& cache_;
-  const SparseEntry* e_ = nullptr;
-};
 
 // A slice: whether fragment `frag`'s non-empty domain, or its tile t's
 // MBR, meets the view's subarray (unknown rectangles do).
@@ -167,53 +126,16 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
         in, deleted, order.pos_bits, [](uint64_t c) { return c; }, cells);
   }
 
-  const uint64_t pos_mask = (uint64_t{1} << order.pos_bits) - 1;
-  auto entry_of = [&](uint64_t ord) {
-    const OrderTile& t = order.tiles[ord >> order.pos_bits];
-    uint64_t pos = ord & pos_mask;
-    uint64_t stamp = t.stamp;
-    if (t.stamps != nullptr) std::memcpy(&stamp, t.stamps->fixed.data() + pos * 8, 8);
-    return SparseEntry{t.fragment, static_cast<uint32_t>(pos), t.tile, stamp};
-  };
   if (!in.deletes.empty()) {
-    std::vector<std::map<std::pair<uint64_t, std::string>, DecodedTile>> cache(in.fragments.size());
-    std::vector<const std::vector<std::string>*> processed(in.fragments.size(), nullptr);
-    for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
-      if (in.fragments[fi]->footer().has_delete_meta) {
-        auto p = in.fragments[fi]->ProcessedConditions();
-        if (p.ok()) processed[fi] = *p;
-      }
-    }
-    EntryCellValues values(in, coords, cache);
-    size_t w = 0;
-    for (size_t r = 0; r < cells.size(); ++r) {
-      if (r % 65536 == 0) TRY(CheckStop(kWhat));
-      const SparseEntry e = entry_of(cells[r]);
-      const FragmentMetadata& frag = *in.fragments[e.fragment];
-      bool deleted = false;
-      for (const DeleteRule& rule : in.deletes) {
-        if (rule.timestamp < frag.name().t1) continue;
-        if (processed[e.fragment] != nullptr &&
-            std::find(processed[e.fragment]->begin(), processed[e.fragment]->end(), rule.marker) !=
-                processed[e.fragment]->end()) {
-          continue;
-        }
-        if (frag.footer().has_timestamps && rule.timestamp <= frag.name().t2 &&
-            e.timestamp > rule.timestamp) {
-          continue;
-        }
-        values.Set(e);
-        ASSIGN_OR_RETURN(bool m, rule.matches(values));
-        if (m) {
-          deleted = true;
-          break;
-        }
-      }
-      if (!deleted) cells[w++] = cells[r];
-    }
-    cells.resize(w);
+    TRY(DropConditionDeletedCells(
+        in, order, [](uint64_t c) { return c; },
+        [&](uint64_t, const JudgedCell& cell, size_t d) {
+          return coords[cell.fragment][cell.tile][d].cell(cell.pos);
+        },
+        cells));
   }
 
+  const uint64_t pos_mask = (uint64_t{1} << order.pos_bits) - 1;
   CellIndex index;
   index.cell_count = cells.size();
   index.pos_bits = order.pos_bits;

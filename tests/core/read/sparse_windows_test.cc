@@ -53,10 +53,11 @@ Column Slice(const Column& c, uint64_t first, uint64_t count) {
 }
 
 struct Tally {
-  int views = 0;     // windowed views compared
-  int windows = 0;   // windows over all of them
-  int dropping = 0;  // windowed views that hold fewer cells than stored (dedup, time)
-  int most = 0;      // windows of the view cut into the most
+  int views = 0;        // windowed views compared
+  int windows = 0;      // windows over all of them
+  int dropping = 0;     // windowed views that hold fewer cells than stored (dedup, time)
+  int most = 0;         // windows of the view cut into the most
+  int conditioned = 0;  // windowed views under delete conditions
 };
 
 void CheckView(const ArrayView& whole, const ArrayView& windowed, std::mt19937_64& rng) {
@@ -152,7 +153,7 @@ void CheckArray(const fs::path& dir, Tally& tally) {
       std::shared_ptr<const ArrayView> windowed = (*view)->WithIndexWindow(window);
       auto windows = windowed->IndexWindows();
       ASSERT_TRUE(windows.ok()) << windows.error().ToString();
-      if (*windows == 0) continue;  // not a view that windows (no packing, delete conditions...)
+      if (*windows == 0) continue;  // not a view that windows (no packing...)
       ++tally.views;
       tally.windows += static_cast<int>(*windows);
       tally.most = std::max(tally.most, static_cast<int>(*windows));
@@ -161,6 +162,7 @@ void CheckArray(const fs::path& dir, Tally& tally) {
       auto cells = whole->CellCount();
       ASSERT_TRUE(cells.ok());
       if (*cells < stored) ++tally.dropping;
+      if (!windowed->DeleteMarkers().empty()) ++tally.conditioned;
       CheckView(*whole, *windowed, rng);
     }
   }
@@ -175,14 +177,18 @@ TEST(SparseWindowsTest, CorpusViewsShowTheCellsOfTheWholeIndex) {
       CheckArray(e.path(), tally);
     }
   }
-  // Views of many windows, and views that drop cells (dedup, timestamps),
-  // were compared: the check could fail either way.
+  // Views of many windows, views that drop cells (dedup, timestamps) and
+  // views under delete conditions were compared: the check could fail
+  // any of these ways.
   EXPECT_GE(tally.views, 30);
   EXPECT_GE(tally.windows, 100);
   EXPECT_GE(tally.most, 5);
   EXPECT_GE(tally.dropping, 5);
+  // Delete conditions are applied window by window.
+  EXPECT_GE(tally.conditioned, 5);
   std::cout << tally.views << " windowed views (" << tally.windows << " windows), "
-            << tally.dropping << " of them dropping cells; at most " << tally.most << " windows\n";
+            << tally.dropping << " of them dropping cells, " << tally.conditioned
+            << " under delete conditions; at most " << tally.most << " windows\n";
 }
 
 }  // namespace
