@@ -547,11 +547,46 @@ void RadixSortBits(std::vector<uint64_t>& values, int lo, int hi, std::vector<ui
 
 void SortSparseCellsGeneric(const OrderInput& in, std::vector<uint64_t>& cells) {
   Cells c(in);
-  std::sort(cells.begin(), cells.end(), [&](uint64_t a, uint64_t b) {
+  auto before = [&](uint64_t a, uint64_t b) {
     int k = c.CompareCoords(a, b);
     if (k != 0) return k < 0;
     return c.Newer(a, b);
-  });
+  };
+  // Cells come tile by tile, mostly in runs already in order (a fragment's
+  // tiles, where its global order is the view's): runs few enough are
+  // merged, a pass each time their number halves, rather than sorted. The
+  // order is total (every cell's ordinal differs), so either way gives the
+  // same cells in the same order.
+  if (!in.dedup) {
+    // Equal coordinates within a fragment (duplicates allowed) come oldest
+    // first, and the order wants them newest first: each such group turned
+    // round keeps its fragment one run (checked below like any run).
+    for (size_t i = 0; i < cells.size();) {
+      size_t j = i + 1;
+      while (j < cells.size() && c.CompareCoords(cells[j], cells[i]) == 0) ++j;
+      if (j - i > 1) std::reverse(cells.begin() + i, cells.begin() + j);
+      i = j;
+    }
+  }
+  std::vector<size_t> runs{0};
+  for (size_t i = 1; i < cells.size() && runs.size() <= cells.size() / 64; ++i) {
+    if (before(cells[i], cells[i - 1])) runs.push_back(i);
+  }
+  if (runs.size() <= cells.size() / 64) {
+    runs.push_back(cells.size());
+    while (runs.size() > 2) {
+      std::vector<size_t> merged{0};
+      for (size_t r = 0; r + 2 < runs.size(); r += 2) {
+        std::inplace_merge(cells.begin() + runs[r], cells.begin() + runs[r + 1],
+                           cells.begin() + runs[r + 2], before);
+        merged.push_back(runs[r + 2]);
+      }
+      if (runs.size() % 2 == 0) merged.push_back(runs.back());  // an odd run out
+      runs = std::move(merged);
+    }
+  } else {
+    std::sort(cells.begin(), cells.end(), before);
+  }
   if (in.dedup && !cells.empty()) {
     size_t w = 1;
     for (size_t r = 1; r < cells.size(); ++r) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "core/read/coords.h"
 #include "core/read/sparse_index.h"
@@ -246,6 +247,49 @@ TEST(SparseOrderTest, StringDimensionUsesComparator) {
     for (uint64_t p = 0; p < 4; ++p) f.cells.push_back((uint64_t{k} << f.in.pos_bits) | p);
   }
   ExpectBothPathsMatch(f, false);
+}
+
+// Fragments whose cells come in order (each its own run, as a fragment of
+// a string dimension alone does): merged, not sorted, with the same result,
+// duplicates across fragments included; and the same cells shuffled (too
+// many runs) take the sort.
+TEST(SparseOrderTest, RunsInOrderAreMergedToTheSameOrder) {
+  for (bool shuffled : {false, true}) {
+    std::mt19937_64 rng(7);
+    Fixture f;
+    f.in.types = {Datatype::kStringAscii, Datatype::kInt32};
+    f.in.pos_bits = BitsFor(300);
+    f.in.dedup = true;
+    for (uint32_t k = 0; k < 5; ++k) {
+      // Distinct within the fragment, as a fragment's cells are.
+      std::set<std::pair<std::string, int32_t>> distinct;
+      while (distinct.size() < 600) {
+        std::string str(1 + rng() % 3, 'a');
+        for (char& ch : str) ch = static_cast<char>('a' + rng() % 4);
+        distinct.emplace(std::move(str), static_cast<int32_t>(rng() % 20));
+      }
+      std::vector<std::pair<std::string, int32_t>> cells(distinct.begin(), distinct.end());
+      if (shuffled) std::shuffle(cells.begin(), cells.end(), rng);
+      for (uint64_t t = 0; t < 2; ++t) {
+        std::vector<std::string> strs;
+        std::vector<int32_t> nums;
+        for (size_t c = t * 300; c < (t + 1) * 300; ++c) {
+          strs.push_back(cells[c].first);
+          nums.push_back(cells[c].second);
+        }
+        OrderTile ot;
+        ot.fragment = k;
+        ot.tile = t;
+        ot.stamp = 1 + k;
+        ot.dims = {f.Own(VarTile(strs)), f.Own(FixedTile(nums))};
+        const uint64_t g = f.in.tiles.size();
+        f.in.tiles.push_back(ot);
+        for (uint64_t p = 0; p < 300; ++p) f.cells.push_back((g << f.in.pos_bits) | p);
+      }
+    }
+    SCOPED_TRACE(shuffled ? "shuffled" : "in runs");
+    ExpectBothPathsMatch(f, false);
+  }
 }
 
 TEST(SparseOrderTest, EmptyAndSingleCoordinate) {
