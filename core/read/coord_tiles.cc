@@ -164,6 +164,7 @@ const Range* TileMbr(const FragmentMetadata& frag, uint64_t t, size_t d, size_t 
   if (!mbrs.ok() || t >= (*mbrs)->size() || (**mbrs)[t].size() != dims) return nullptr;
   return &(**mbrs)[t][d];
 }
+
 class DeleteConditions::Values final : public CellValues {
  public:
   Values(DeleteConditions& owner, const JudgedCell& cell,

@@ -45,13 +45,45 @@ void DropCellsOutside(const ViewInputs& in, const OrderTile& ot, size_t from, in
   cells.resize(w);
 }
 
+// The cells of the first coordinate's keys in [lo, hi] (WindowKey): a
+// window of a view whose coordinates do not pack.
+struct KeyFilter {
+  WindowKey key;
+  uint64_t lo = 0, hi = UINT64_MAX;          // the window's
+  uint64_t all_lo = 0, all_hi = UINT64_MAX;  // the view's: a cell outside is in no window
+  std::span<const PackedTile> tiles;         // per tile of the order, its keys' bounds
+};
+
+Result<CellIndex> IndexTiles(const ViewInputs& in, OrderInput order, const KeyFilter* filter);
+
+// Keeps of cells[from...] (ordinals of tile gt of the order, `ot`) those
+// whose first coordinate's key lies in the filter's window. kCorrupt for a
+// cell outside its tile's bounds (another window would miss it) or outside
+// the view's (no window holds it).
+Status KeepCellsOfKeys(const ViewInputs& in, const KeyFilter& f, const OrderTile& ot, size_t gt,
+                       size_t from, int pos_bits, std::vector<uint64_t>& cells) {
+  const uint64_t pos_mask = (uint64_t{1} << pos_bits) - 1;
+  const PackedTile& bounds = f.tiles[gt];
+  size_t w = from;
+  for (size_t r = from; r < cells.size(); ++r) {
+    const uint64_t key = f.key(ot.dims[0]->cell(cells[r] & pos_mask));
+    if (key < bounds.lo || key > bounds.hi || key < f.all_lo || key > f.all_hi) {
+      const FragmentMetadata& frag = *in.fragments[ot.fragment];
+      return Error::Corrupt(fmt::format(
+          "{}: tile {} holds a cell outside its bounding rectangle or the non-empty domain "
+          "(dimension {})",
+          frag.dir(), ot.tile, in.schema->dimensions[0].name));
+    }
+    if (key >= f.lo && key <= f.hi) cells[w++] = cells[r];
+  }
+  cells.resize(w);
+  return Ok();
+}
+
 // Any sparse view: every coordinate tile decoded and kept until the
 // coordinate columns are built.
 Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
   const ArraySchema& schema = *in.schema;
-  const size_t dims = schema.dimensions.size();
-  CoordTiles coords(in.fragments.size());
-  std::vector<std::vector<DecodedTile>> stamps(in.fragments.size());
   OrderInput order;
   order.dedup = in.dedup && !schema.allows_dups;
   for (const Dimension& d : schema.dimensions) order.types.push_back(d.type);
@@ -60,8 +92,6 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
     const FragmentMetadata& frag = *in.fragments[fi];
     TRY(CheckDimensionCount(in, frag));
-    coords[fi].resize(frag.tile_num());
-    if (frag.footer().has_timestamps) stamps[fi].resize(frag.tile_num());
     // A slice reads only the tiles whose rectangles meet it.
     const bool sliced = !in.subarray.empty();
     if (sliced && !FragmentMeets(in, frag)) continue;
@@ -81,6 +111,24 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
   if (order.pos_bits > 32 || BitsFor(order.tiles.size()) + order.pos_bits > 63) {
     return Error::Unsupported(
         fmt::format("sparse view of {} tiles of up to {} cells", order.tiles.size(), max_cells));
+  }
+  return IndexTiles(in, std::move(order), nullptr);
+}
+
+// The cells of `order`'s tiles (its pos_bits set), every coordinate tile
+// decoded and kept until the coordinate columns are built; with `filter`,
+// those of its keys alone.
+Result<CellIndex> IndexTiles(const ViewInputs& in, OrderInput order, const KeyFilter* filter) {
+  const ArraySchema& schema = *in.schema;
+  const size_t dims = schema.dimensions.size();
+  CoordTiles coords(in.fragments.size());
+  std::vector<std::vector<DecodedTile>> stamps(in.fragments.size());
+  for (const OrderTile& ot : order.tiles) {
+    const FragmentMetadata& frag = *in.fragments[ot.fragment];
+    if (coords[ot.fragment].empty()) coords[ot.fragment].resize(frag.tile_num());
+    if (frag.footer().has_timestamps && stamps[ot.fragment].empty()) {
+      stamps[ot.fragment].resize(frag.tile_num());
+    }
   }
   std::vector<uint64_t> cells;
   // Per tile of the order once a fragment has delete timestamps, else empty.
@@ -113,6 +161,7 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
     TRY(AppendTileCells(in, order, gt, ft.has_timestamps ? &stamps[fi][t] : nullptr, deleted,
                         cells));
     if (!in.subarray.empty()) DropCellsOutside(in, ot, from, order.pos_bits, cells);
+    if (filter != nullptr) TRY(KeepCellsOfKeys(in, *filter, ot, gt, from, order.pos_bits, cells));
     if (cells.size() > in.limits.max_view_cells) {
       return Error::OutOfMemory(
           fmt::format("sparse view of more than {} cells", in.limits.max_view_cells));
@@ -193,6 +242,25 @@ Result<CellIndex> BuildSparseIndexGeneric(const ViewInputs& in) {
 }
 
 }  // namespace
+
+Result<CellIndex> BuildKeyWindow(const ViewInputs& in, const OrderInput& plan,
+                                 std::span<const PackedTile> tiles, const WindowKey& key,
+                                 uint64_t lo, uint64_t hi, uint64_t all_lo, uint64_t all_hi) {
+  OrderInput order;
+  order.types = plan.types;
+  order.dedup = plan.dedup;
+  order.pos_bits = plan.pos_bits;
+  order.tiles.reserve(tiles.size());
+  for (const PackedTile& pt : tiles) {
+    if (pt.tile >= plan.tiles.size()) {
+      return Error::InvalidArgument(
+          fmt::format("window tile {} of {}", pt.tile, plan.tiles.size()));
+    }
+    order.tiles.push_back(plan.tiles[pt.tile]);
+  }
+  const KeyFilter filter{key, lo, hi, all_lo, all_hi, tiles};
+  return IndexTiles(in, std::move(order), &filter);
+}
 
 Result<CellIndex> BuildSparseIndex(const ViewInputs& in) {
   ASSIGN_OR_RETURN(std::optional<CellIndex> packed, BuildPackedIndex(in));

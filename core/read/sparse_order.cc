@@ -178,6 +178,33 @@ void FromOrdered(Datatype t, uint64_t v, uint8_t* out) {
   std::memcpy(out, &v, std::min<uint64_t>(DatatypeSize(t), 8));
 }
 
+uint64_t WindowKey::operator()(Bytes value) const {
+  if (Packable(type))
+    return value.size() == DatatypeSize(type) ? OrderedValue(type, value.data()) : 0;
+  auto ordered_bits = [](uint64_t bits, int width) {
+    const uint64_t sign = uint64_t{1} << (width - 1);
+    const uint64_t all = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    return (bits & sign) ? ~bits & all : bits | sign;
+  };
+  if (type == Datatype::kFloat64 && value.size() == 8) {
+    double v;
+    std::memcpy(&v, value.data(), 8);
+    if (v == 0) v = 0;  // -0.0
+    return ordered_bits(std::bit_cast<uint64_t>(v), 64);
+  }
+  if (type == Datatype::kFloat32 && value.size() == 4) {
+    float v;
+    std::memcpy(&v, value.data(), 4);
+    if (v == 0) v = 0;
+    return ordered_bits(std::bit_cast<uint32_t>(v), 32);
+  }
+  uint64_t key = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    key = key << 8 | (skip + i < value.size() ? value[skip + i] : 0);
+  }
+  return key;
+}
+
 std::optional<KeyPacking> KeyPacking::Plan(std::vector<uint64_t> lo, std::vector<uint64_t> hi,
                                            int ord_bits) {
   KeyPacking k;

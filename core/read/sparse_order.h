@@ -55,6 +55,18 @@ OrderedLoad OrderedLoadFor(Datatype t);
 // Writes the DatatypeSize(t) bytes of the coordinate whose OrderedValue is v.
 void FromOrdered(Datatype t, uint64_t v, uint8_t* out);
 
+// A dimension's values as uint64 keys that never descend where the values
+// ascend (CompareValues), for cutting a view into windows of its first
+// dimension: integer-like types their OrderedValue, floating point their
+// bits in order (-0.0 as 0.0, which compares equal), strings and other
+// var-sized values 8 bytes big-endian from byte `skip` on (`skip`: the
+// bytes every value of the view shares).
+struct WindowKey {
+  Datatype type = Datatype::kInt64;
+  size_t skip = 0;
+  uint64_t operator()(Bytes value) const;
+};
+
 // How coordinates pack into a key: dimension d's OrderedValue minus lo[d]
 // at bit shift[d] (the first dimension highest), and the whole key above
 // ord_bits bits of ordinal: packed = key << ord_bits | ordinal.

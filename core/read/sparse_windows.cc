@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/read/coord_tiles.h"
+#include "core/read/coords.h"
 #include "core/read/sparse_index.h"
 #include "core/read/tile_cache.h"
 #include "core/util/parallel.h"
@@ -72,6 +73,70 @@ std::vector<uint64_t> CutRows(const std::vector<PackedTile>& rows, const OrderIn
   return starts;
 }
 
+// The plan of a view whose coordinates do not pack (a string or floating-
+// point dimension), for windows of its first dimension's keys: its tiles
+// (those meeting its subarray) and, in plan.lo[0] and plan.hi[0], the keys
+// of its fragments' non-empty domains. nullopt where a fragment has none.
+Result<std::optional<PackedPlan>> PlanKeyWindows(const ViewInputs& in, WindowKey* key) {
+  const ArraySchema& schema = *in.schema;
+  const size_t dims = schema.dimensions.size();
+  std::optional<PackedPlan> none;
+  if (dims == 0) return none;
+  PackedPlan plan;
+  OrderInput& order = plan.order;
+  for (const Dimension& d : schema.dimensions) order.types.push_back(d.type);
+  order.dedup = in.dedup && !schema.allows_dups;
+  const Datatype type = order.types[0];
+  const bool sliced = !in.subarray.empty();
+  ByteVec lo, hi;  // dimension 0's lowest and highest values
+  bool any = false;
+  for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
+    const FragmentMetadata& frag = *in.fragments[fi];
+    TRY(CheckDimensionCount(in, frag));
+    if (frag.tile_num() == 0) continue;
+    const FragmentFooter& ft = frag.footer();
+    if (ft.null_non_empty_domain || ft.non_empty_domain.size() != dims) return none;
+    const Range& r = ft.non_empty_domain[0];
+    if (!any || CompareValues(type, r.lo, lo) < 0) lo = r.lo;
+    if (!any || CompareValues(type, r.hi, hi) > 0) hi = r.hi;
+    any = true;
+    if (sliced && !BoxMeets(schema, in.subarray, ft.non_empty_domain)) continue;
+    auto mbrs = sliced ? frag.Mbrs() : Result<const std::vector<std::vector<Range>>*>(nullptr);
+    for (uint64_t t = 0; t < frag.tile_num(); ++t) {
+      if (sliced && mbrs.ok() && t < (*mbrs)->size() &&
+          !BoxMeets(schema, in.subarray, (**mbrs)[t])) {
+        continue;
+      }
+      const uint64_t n = frag.TileCellNum(t);
+      plan.max_tile_cells = std::max(plan.max_tile_cells, n);
+      plan.total_cells += n;
+      OrderTile ot;
+      ot.fragment = static_cast<uint32_t>(fi);
+      ot.tile = t;
+      ot.stamp = frag.name().t1;
+      order.tiles.push_back(std::move(ot));
+    }
+  }
+  if (order.tiles.empty()) return none;
+  order.pos_bits = BitsFor(plan.max_tile_cells);
+  if (order.pos_bits > 32 || BitsFor(order.tiles.size()) + order.pos_bits > 63) return none;
+  if (plan.total_cells > in.limits.max_view_cells) {
+    return Error::OutOfMemory(
+        fmt::format("sparse view of more than {} cells", in.limits.max_view_cells));
+  }
+  // Every value lies between lo and hi, so begins with the bytes they share.
+  key->type = type;
+  key->skip = 0;
+  if (!Packable(type) && type != Datatype::kFloat32 && type != Datatype::kFloat64) {
+    while (key->skip < lo.size() && key->skip < hi.size() && lo[key->skip] == hi[key->skip]) {
+      ++key->skip;
+    }
+  }
+  plan.lo = {(*key)(lo)};
+  plan.hi = {(*key)(hi)};
+  return std::optional<PackedPlan>(std::move(plan));
+}
+
 }  // namespace
 
 uint64_t IndexWindowCells(uint64_t tile_budget) {
@@ -89,22 +154,31 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
   std::unique_ptr<SparseWindows> none;
   window_cells = std::max<uint64_t>(window_cells, 1);
   ASSIGN_OR_RETURN(std::optional<PackedPlan> plan, PlanPackedIndex(in));
+  // Coordinates that do not pack: windows of the first dimension's keys,
+  // each indexed as the whole view would be (BuildKeyWindow).
+  WindowKey key;
+  const bool generic = !plan;
+  if (generic) {
+    ASSIGN_OR_RETURN(plan, PlanKeyWindows(in, &key));
+  }
   if (!plan || plan->order.tiles.empty() || plan->total_cells / 2 < window_cells) return none;
   const std::vector<uint64_t>& lo = plan->lo;
   const std::vector<uint64_t>& hi = plan->hi;
   if (lo[0] >= hi[0]) return none;
   const size_t dims = plan->order.types.size();
   const Datatype type = plan->order.types[0];
+  key.type = type;
   auto w = std::unique_ptr<SparseWindows>(new SparseWindows());
   w->rows_.resize(plan->order.tiles.size());
   for (size_t t = 0; t < plan->order.tiles.size(); ++t) {
     const OrderTile& ot = plan->order.tiles[t];
     const Range* r = TileMbr(*in.fragments[ot.fragment], ot.tile, 0, dims);
-    if (r == nullptr || r->lo.size() != DatatypeSize(type) || r->hi.size() != DatatypeSize(type)) {
+    if (r == nullptr) return none;
+    if (!generic && (r->lo.size() != DatatypeSize(type) || r->hi.size() != DatatypeSize(type))) {
       return none;
     }
-    const uint64_t a = std::max(OrderedValue(type, r->lo.data()), lo[0]);
-    const uint64_t b = std::min(OrderedValue(type, r->hi.data()), hi[0]);
+    const uint64_t a = std::max(key(r->lo), lo[0]);
+    const uint64_t b = std::min(key(r->hi), hi[0]);
     if (a > b) return none;
     w->rows_[t] = PackedTile{t, a, b};
   }
@@ -135,7 +209,7 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
   }
   // Each window packs its cells with their ordinals among its own tiles.
   int64_t tiles_in = 0;
-  for (size_t i = 0; i < w->starts_.size(); ++i) {
+  for (size_t i = 0; !generic && i < w->starts_.size(); ++i) {
     tiles_in += crossing[i];
     const uint64_t a = w->starts_[i];
     const uint64_t b = i + 1 < w->starts_.size() ? w->starts_[i + 1] - 1 : hi[0];
@@ -145,8 +219,9 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
   w->in_ = &in;
   w->tiles_ = PlanTiles(*plan);
   w->plan_ = std::move(*plan);
-  w->box_lo_.assign(dims, UINT64_MAX);
-  w->box_hi_.assign(dims, 0);
+  w->generic_ = generic;
+  w->key_ = key;
+  w->box_.assign(dims, Range{});
   w->ahead_ = ahead;
   w->pool_ = in.window_pool ? in.window_pool : std::make_shared<WindowPool>(0);
   w->owner_ = in.window_owner != nullptr ? in.window_owner : w.get();
@@ -248,14 +323,20 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
   carry_.reset();
   carry_for_ = SIZE_MAX;
   std::vector<uint64_t> spare;
-  {
+  if (!generic_) {  // a generic window's cells are no packed keys
     const auto& pool_spare = pool_->spare();
     std::lock_guard<std::mutex> lock(pool_spare->mu);
     spare.swap(pool_spare->cells);
   }
   const bool reused = spare.capacity() > 0;
-  ASSIGN_OR_RETURN(std::optional<CellIndex> built,
-                   BuildPackedCells(*in_, plan_, tiles, lo, hi, carry.get(), std::move(spare)));
+  std::optional<CellIndex> built;
+  if (generic_) {
+    ASSIGN_OR_RETURN(
+        built, BuildKeyWindow(*in_, plan_.order, tiles, key_, lo, hi, plan_.lo[0], plan_.hi[0]));
+  } else {
+    ASSIGN_OR_RETURN(built,
+                     BuildPackedCells(*in_, plan_, tiles, lo, hi, carry.get(), std::move(spare)));
+  }
   if (!built) {
     return Error::Corrupt(fmt::format(
         "sparse view, window {} of {}: a coordinate lies outside its fragment's non-empty domain "
@@ -299,11 +380,13 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
     ends_.push_back(first + index->cell_count);
     ended_.insert(ended_.end(), ended.begin(), ended.end());
     if (index->cell_count > 0) {
-      for (size_t d = 0; d < box_lo_.size(); ++d) {
+      for (size_t d = 0; d < box_.size(); ++d) {
         const Datatype t = plan_.order.types[d];
-        box_lo_[d] = std::min(box_lo_[d], OrderedValue(t, index->box[d].lo.data()));
-        box_hi_[d] = std::max(box_hi_[d], OrderedValue(t, index->box[d].hi.data()));
+        const Range& r = index->box[d];
+        if (!box_set_ || CompareValues(t, r.lo, box_[d].lo) < 0) box_[d].lo = r.lo;
+        if (!box_set_ || CompareValues(t, r.hi, box_[d].hi) > 0) box_[d].hi = r.hi;
       }
+      box_set_ = true;
     }
   } else if (ends_[w] - first != index->cell_count) {
     return Error::Corrupt(fmt::format("sparse window {} held {} cells, now {}", w, ends_[w] - first,
@@ -410,19 +493,9 @@ Result<uint64_t> SparseWindows::CellCount() const {
 
 Result<std::vector<Range>> SparseWindows::Box() const {
   ASSIGN_OR_RETURN(uint64_t cells, CellCount());
-  std::vector<Range> box;
-  if (cells == 0) return box;
+  if (cells == 0) return std::vector<Range>();
   std::lock_guard<std::mutex> lock(mu_);
-  for (size_t d = 0; d < box_lo_.size(); ++d) {
-    const Datatype t = plan_.order.types[d];
-    Range r;
-    r.lo.resize(DatatypeSize(t), 0);
-    r.hi.resize(DatatypeSize(t), 0);
-    FromOrdered(t, box_lo_[d], r.lo.data());
-    FromOrdered(t, box_hi_[d], r.hi.data());
-    box.push_back(std::move(r));
-  }
-  return box;
+  return box_;
 }
 
 Status SparseWindows::ForEach(const std::function<Status(const CellIndex&)>& each) const {

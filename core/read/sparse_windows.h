@@ -54,16 +54,19 @@ class SparseWindows {
   SparseWindows& operator=(const SparseWindows&) = delete;
 
   // nullopt (a null pointer) where the view is better indexed whole
-  // (BuildSparseIndex): coordinates that are not integer-like
-  // (PlanPackedIndex), a window whose cells would not pack with their
+  // (BuildSparseIndex): a window whose cells would not pack with their
   // ordinals among its tiles, fewer cells than two windows, a first
-  // dimension of one value, or a tile without a bounding rectangle or one
-  // outside the non-empty domains. A slice's windows cover its box alone.
-  // Windows that would look at more than twice the view's cells (tiles
-  // crossing many of them) are made twice as wide, until one would do.
-  // `in` must outlive the windows. `ahead`: whether windows are built
-  // ahead of a reader going on (see above); Make's default is when more
-  // than one core is usable (UsableCores).
+  // dimension of one key, a fragment without a non-empty domain, or a tile
+  // without a bounding rectangle or one outside the non-empty domains.
+  // Coordinates that are not integer-like (a string or floating-point
+  // dimension) are cut by their first dimension's keys (WindowKey), each
+  // window indexed as the whole view would be (BuildKeyWindow). A
+  // slice's windows cover its box alone. Windows that would look at more
+  // than twice the view's cells (tiles crossing many of them) are made
+  // twice as wide, until one would do. `in` must outlive the windows.
+  // `ahead`: whether windows are built ahead of a reader going on (see
+  // above); Make's default is when more than one core is usable
+  // (UsableCores).
   static Result<std::unique_ptr<SparseWindows>> Make(const ViewInputs& in, uint64_t window_cells,
                                                      bool ahead);
   static Result<std::unique_ptr<SparseWindows>> Make(const ViewInputs& in, uint64_t window_cells);
@@ -126,7 +129,10 @@ class SparseWindows {
   mutable std::mutex mu_;               // guards what follows, but the carry
   mutable std::vector<uint64_t> ends_;  // per window counted: the view cell past its last
   mutable std::vector<std::pair<uint64_t, size_t>> ended_;  // (end, tile) of windows counted
-  mutable std::vector<uint64_t> box_lo_, box_hi_;  // per dimension (OrderedValue), over ends_
+  mutable std::vector<Range> box_;  // per dimension, over the windows counted (box_set_)
+  mutable bool box_set_ = false;
+  bool generic_ = false;  // coordinates that do not pack: windows of key_ (BuildKeyWindow)
+  WindowKey key_;
   // Newest last; each held in pool_ (and by readers), so it may be gone.
   mutable std::vector<std::pair<size_t, std::weak_ptr<CellIndex>>> kept_;
   mutable size_t last_got_ = SIZE_MAX;  // the window Get was last asked for

@@ -58,6 +58,7 @@ struct Tally {
   int dropping = 0;     // windowed views that hold fewer cells than stored (dedup, time)
   int most = 0;         // windows of the view cut into the most
   int conditioned = 0;  // windowed views under delete conditions
+  int keyed = 0;        // windowed views whose coordinates do not pack (string, float)
 };
 
 void CheckView(const ArrayView& whole, const ArrayView& windowed, std::mt19937_64& rng) {
@@ -163,6 +164,12 @@ void CheckArray(const fs::path& dir, Tally& tally) {
       ASSERT_TRUE(cells.ok());
       if (*cells < stored) ++tally.dropping;
       if (!windowed->DeleteMarkers().empty()) ++tally.conditioned;
+      for (const Dimension& d : windowed->schema().dimensions) {
+        if (d.var() || !Packable(d.type)) {
+          ++tally.keyed;
+          break;
+        }
+      }
       CheckView(*whole, *windowed, rng);
     }
   }
@@ -184,11 +191,14 @@ TEST(SparseWindowsTest, CorpusViewsShowTheCellsOfTheWholeIndex) {
   EXPECT_GE(tally.windows, 100);
   EXPECT_GE(tally.most, 5);
   EXPECT_GE(tally.dropping, 5);
-  // Delete conditions are applied window by window.
+  // Delete conditions are applied window by window; string and
+  // floating-point coordinates are cut by their keys (WindowKey).
   EXPECT_GE(tally.conditioned, 5);
+  EXPECT_GE(tally.keyed, 5);
   std::cout << tally.views << " windowed views (" << tally.windows << " windows), "
             << tally.dropping << " of them dropping cells, " << tally.conditioned
-            << " under delete conditions; at most " << tally.most << " windows\n";
+            << " under delete conditions, " << tally.keyed
+            << " of coordinates that do not pack; at most " << tally.most << " windows\n";
 }
 
 }  // namespace
