@@ -21,6 +21,29 @@ std::optional<KeyPacking> PackedPlan::Packing(size_t tiles, uint64_t lo0, uint64
   return KeyPacking::Plan(std::move(l), std::move(h), ord_bits);
 }
 
+void AddPlanTiles(const ViewInputs& in, size_t fi, PackedPlan& plan) {
+  const ArraySchema& schema = *in.schema;
+  const FragmentMetadata& frag = *in.fragments[fi];
+  const bool sliced = !in.subarray.empty();
+  // A slice reads only the tiles whose rectangles meet it (unknown
+  // rectangles do: their cells are checked).
+  if (sliced && !BoxMeets(schema, in.subarray, frag.footer().non_empty_domain)) return;
+  auto mbrs = sliced ? frag.Mbrs() : Result<const std::vector<std::vector<Range>>*>(nullptr);
+  for (uint64_t t = 0; t < frag.tile_num(); ++t) {
+    if (sliced && mbrs.ok() && t < (*mbrs)->size() && !BoxMeets(schema, in.subarray, (**mbrs)[t])) {
+      continue;
+    }
+    const uint64_t n = frag.TileCellNum(t);
+    plan.max_tile_cells = std::max(plan.max_tile_cells, n);
+    plan.total_cells += n;
+    OrderTile ot;
+    ot.fragment = static_cast<uint32_t>(fi);
+    ot.tile = t;
+    ot.stamp = frag.name().t1;
+    plan.order.tiles.push_back(std::move(ot));
+  }
+}
+
 Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
   const ArraySchema& schema = *in.schema;
   const size_t dims = schema.dimensions.size();
@@ -35,7 +58,6 @@ Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
   // The subarray's ranges as OrderedValue bounds.
   plan.sub_lo.assign(dims, 0);
   plan.sub_hi.assign(dims, UINT64_MAX);
-  const bool sliced = !in.subarray.empty();
   for (size_t d = 0; d < in.subarray.size() && d < dims; ++d) {
     if (!in.subarray[d]) continue;
     const Range& r = *in.subarray[d];
@@ -63,24 +85,7 @@ Result<std::optional<PackedPlan>> PlanPackedIndex(const ViewInputs& in) {
       lo[d] = std::min(lo[d], OrderedValue(order.types[d], r.lo.data()));
       hi[d] = std::max(hi[d], OrderedValue(order.types[d], r.hi.data()));
     }
-    // A slice reads only the tiles whose rectangles meet it (unknown
-    // rectangles do: their cells are checked).
-    if (sliced && !BoxMeets(schema, in.subarray, ft.non_empty_domain)) continue;
-    auto mbrs = sliced ? frag.Mbrs() : Result<const std::vector<std::vector<Range>>*>(nullptr);
-    for (uint64_t t = 0; t < frag.tile_num(); ++t) {
-      if (sliced && mbrs.ok() && t < (*mbrs)->size() &&
-          !BoxMeets(schema, in.subarray, (**mbrs)[t])) {
-        continue;
-      }
-      const uint64_t n = frag.TileCellNum(t);
-      plan.max_tile_cells = std::max(plan.max_tile_cells, n);
-      plan.total_cells += n;
-      OrderTile ot;
-      ot.fragment = static_cast<uint32_t>(fi);
-      ot.tile = t;
-      ot.stamp = frag.name().t1;
-      order.tiles.push_back(std::move(ot));
-    }
+    AddPlanTiles(in, fi, plan);
   }
   for (size_t d = 0; d < dims; ++d) {
     lo[d] = std::max(lo[d], plan.sub_lo[d]);

@@ -36,6 +36,12 @@ struct PackedPlan {
   // where that takes more than 64 bits.
   std::optional<KeyPacking> Packing(size_t tiles, uint64_t lo0, uint64_t hi0) const;
 };
+// Adds to plan.order the tiles of fragment `fi` (an index into in.fragments,
+// which has a non-empty domain) that meet the view's subarray, every tile
+// where it names none (an unknown rectangle meets it), and counts their
+// cells in plan.total_cells and plan.max_tile_cells.
+void AddPlanTiles(const ViewInputs& in, size_t fi, PackedPlan& plan);
+
 // nullopt where the view takes the generic path: coordinates that are not
 // integer-like, a fragment without a non-empty domain.
 // kCorrupt for a fragment whose schema has another number of dimensions;

@@ -87,7 +87,6 @@ Result<std::optional<PackedPlan>> PlanKeyWindows(const ViewInputs& in, WindowKey
   for (const Dimension& d : schema.dimensions) order.types.push_back(d.type);
   order.dedup = in.dedup && !schema.allows_dups;
   const Datatype type = order.types[0];
-  const bool sliced = !in.subarray.empty();
   ByteVec lo, hi;  // dimension 0's lowest and highest values
   bool any = false;
   for (size_t fi = 0; fi < in.fragments.size(); ++fi) {
@@ -100,22 +99,7 @@ Result<std::optional<PackedPlan>> PlanKeyWindows(const ViewInputs& in, WindowKey
     if (!any || CompareValues(type, r.lo, lo) < 0) lo = r.lo;
     if (!any || CompareValues(type, r.hi, hi) > 0) hi = r.hi;
     any = true;
-    if (sliced && !BoxMeets(schema, in.subarray, ft.non_empty_domain)) continue;
-    auto mbrs = sliced ? frag.Mbrs() : Result<const std::vector<std::vector<Range>>*>(nullptr);
-    for (uint64_t t = 0; t < frag.tile_num(); ++t) {
-      if (sliced && mbrs.ok() && t < (*mbrs)->size() &&
-          !BoxMeets(schema, in.subarray, (**mbrs)[t])) {
-        continue;
-      }
-      const uint64_t n = frag.TileCellNum(t);
-      plan.max_tile_cells = std::max(plan.max_tile_cells, n);
-      plan.total_cells += n;
-      OrderTile ot;
-      ot.fragment = static_cast<uint32_t>(fi);
-      ot.tile = t;
-      ot.stamp = frag.name().t1;
-      order.tiles.push_back(std::move(ot));
-    }
+    AddPlanTiles(in, fi, plan);
   }
   if (order.tiles.empty()) return none;
   order.pos_bits = BitsFor(plan.max_tile_cells);
