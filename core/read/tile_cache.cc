@@ -102,14 +102,19 @@ std::shared_ptr<const DecodedTile> TileCache::PutLocked(
   if (ahead) ahead_bytes_ += size;
   lru_.push_front(Entry{key, std::move(tile), std::move(fragment), ahead});
   map_[key] = lru_.begin();
+  uint64_t evicted = 0;
   while (used_ > budget_ && !lru_.empty()) {
     const Entry& out = lru_.back();
     const uint64_t out_size = SizeOf(*out.tile);
     used_ -= out_size;
+    evicted += out_size;
     if (out.ahead) ahead_bytes_ -= std::min(ahead_bytes_, out_size);
     map_.erase(out.key);
     lru_.pop_back();
   }
+  // Where the process holds too much, the freed memory goes back
+  // (SetResidentCeiling; rare, so under the lock).
+  if (evicted > 0) NoteFreed(evicted);
   peak_ = std::max(peak_, used_);
   WantWarmthLocked();
   return result;

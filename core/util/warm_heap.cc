@@ -1,11 +1,14 @@
 #include "core/util/warm_heap.h"
 
+#include <fcntl.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -39,7 +42,59 @@ constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
 constexpr int kPopulateWrite = 23;  // <linux/mman.h>, for C libraries that predate it
 #endif
 
+std::atomic<uint64_t> ceiling{0};
+std::atomic<uint64_t> freed{0};
+std::atomic<uint64_t> trims{0};
+std::mutex trim_mu;
+constexpr uint64_t kCheckEvery = uint64_t{16} << 20;
+constexpr uint64_t kTrimSlack = uint64_t{32} << 20;
+
+// The process's resident bytes (/proc/self/statm), or 0 if unknown.
+uint64_t ResidentBytes() {
+  const int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[128];
+  const ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  text[n] = 0;
+  unsigned long long size = 0, resident = 0;
+  if (std::sscanf(text, "%llu %llu", &size, &resident) != 2) return 0;
+  const long page = sysconf(_SC_PAGESIZE);
+  return resident * static_cast<uint64_t>(page > 0 ? page : 4096);
+}
+
 }  // namespace
+
+void SetResidentCeiling(uint64_t bytes) {
+  // A sanitizer's allocator is not glibc's: nothing to trim.
+  ceiling.store(kSanitized || TILEDBFS_TSAN ? 0 : bytes);
+}
+
+uint64_t HeapTrims() { return trims.load(); }
+
+void NoteFreed(uint64_t bytes) {
+  const uint64_t limit = ceiling.load(std::memory_order_relaxed);
+  if (limit == 0) return;
+  if (freed.fetch_add(bytes, std::memory_order_relaxed) + bytes < kCheckEvery) return;
+  // One check at a time; the others go on.
+  std::unique_lock<std::mutex> lock(trim_mu, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  freed.store(0, std::memory_order_relaxed);
+  const uint64_t resident = ResidentBytes();
+  if (resident <= limit) return;
+  // Only where enough of it is not in use: else the trim would give back
+  // little, and the next allocations would fault it in again.
+  const struct mallinfo2 info = mallinfo2();
+  if (resident < info.uordblks + info.hblkhd + kTrimSlack) return;
+  {
+    // Pages below the frontier may no longer be there once trimmed.
+    std::lock_guard<std::mutex> warm(frontier_mu);
+    malloc_trim(0);
+    frontier = 0;
+  }
+  trims.fetch_add(1, std::memory_order_relaxed);
+}
 
 void SetHeapWarming(bool on) { warming.store(on && !kSanitized, std::memory_order_relaxed); }
 

@@ -31,4 +31,18 @@ bool HeapWarming();
 // (0 when all of it was warm), or nullopt if the allocation failed.
 std::optional<uint64_t> WarmHeap(uint64_t bytes);
 
+// Freed memory given back where the process holds too much. With freed
+// blocks kept on the heap, those freed between blocks still in use stay
+// resident until the allocator is asked to trim: a 1,000M-cell diff held
+// 380 MiB resident with 178 MiB in use. Past `bytes` resident (0: no
+// ceiling, the default), with at least 32 MiB of it not in use, the free
+// pages go back to the system (malloc_trim), and warming starts over.
+// Off under AddressSanitizer, as warming.
+void SetResidentCeiling(uint64_t bytes);
+// Blocks of `bytes` in all were let go (tiles leaving a cache): once per
+// 16 MiB so noted, the ceiling is checked. Cheap otherwise.
+void NoteFreed(uint64_t bytes);
+// The trims so far (tests).
+uint64_t HeapTrims();
+
 }  // namespace tiledbfs::core

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/read/tile_cache.h"
 #include "core/util/sanitizers.h"
@@ -260,6 +261,63 @@ TEST(HeapWarming, WarmHeapFaultsInOnlyPastWhatItWarmedBefore) {
   EXPECT_EQ(b, 0) << "the same again is warm already";
   EXPECT_GE(c, mib - slack) << "a megabyte taken: that much more past it";
   EXPECT_LE(c, mib + slack);
+}
+
+// The process's resident bytes.
+long long ResidentBytes() {
+  long long size = 0, resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return -1;
+  const int got = std::fscanf(f, "%lld %lld", &size, &resident);
+  std::fclose(f);
+  return got == 2 ? resident * sysconf(_SC_PAGESIZE) : -1;
+}
+
+// 64 blocks of 1 MiB are written, each with a block kept after it,
+// then freed: 64 MiB of holes between blocks in use, which stay resident
+// unless given back. Then a cache of 1 MiB is put 40 tiles of 512 KiB.
+// With a ceiling the process is over, its evictions give the holes back
+// (SetResidentCeiling); without one, nothing does.
+TEST(HeapWarming, FreedHeapPastTheCeilingGoesBack) {
+  if (const char* mode = std::getenv("TILEDBFS_WARMING_CHILD")) {
+    SetResidentCeiling(std::string(mode) == "ceiling" ? 1 : 0);
+    std::vector<void*> holes, keepers;
+    for (int i = 0; i < 64; ++i) {
+      holes.push_back(std::malloc(kMiB));
+      // As big: no free block elsewhere has room for it.
+      keepers.push_back(std::malloc(kMiB));
+      // Volatile: a write the compiler sees freed unread is no write.
+      for (void* block : {holes.back(), keepers.back()}) {
+        auto* page = static_cast<volatile char*>(block);
+        for (uint64_t at = 0; at < kMiB; at += 4096) page[at] = 1;
+      }
+    }
+    for (void* h : holes) std::free(h);
+    {
+      TileCache cache(kMiB, 1);
+      for (uint64_t i = 0; i < 40; ++i) cache.Put(Key(i), TileOf(kMiB / 2), nullptr);
+      std::printf("heap-warming: %lld %llu\n", ResidentBytes(),
+                  static_cast<unsigned long long>(HeapTrims()));
+      std::fflush(stdout);
+    }
+    for (void* k : keepers) std::free(k);
+    SetResidentCeiling(0);
+    return;
+  }
+#if TILEDBFS_TSAN || TILEDBFS_ASAN
+  GTEST_SKIP() << "a sanitizer's allocator: not glibc's heap";
+#endif
+  long long kept = -1, given = -1;
+  unsigned long long kept_trims = 0, given_trims = 0;
+  const std::string none = InAFreshProcess("none", "FreedHeapPastTheCeilingGoesBack");
+  const std::string ceiling = InAFreshProcess("ceiling", "FreedHeapPastTheCeilingGoesBack");
+  ASSERT_EQ(std::sscanf(none.c_str(), "%lld %llu", &kept, &kept_trims), 2) << none;
+  ASSERT_EQ(std::sscanf(ceiling.c_str(), "%lld %llu", &given, &given_trims), 2) << ceiling;
+  EXPECT_EQ(kept_trims, 0u) << "no ceiling, no trim";
+  EXPECT_GE(given_trims, 1u);
+  // 64 MiB of holes without the ceiling, none with it.
+  EXPECT_LE(given + static_cast<long long>(32 * kMiB), kept)
+      << "resident with the ceiling " << given << ", without " << kept;
 }
 
 }  // namespace
