@@ -11,7 +11,7 @@
 #include "core/array/array_view.h"
 #include "core/util/byte_reader.h"
 #include "core/write/atomic_file.h"
-#include "core/write/byte_writer.h"
+#include "core/util/byte_writer.h"
 #include "core/write/filter_writer.h"
 #include "core/write/fragment_writer.h"
 #include "core/write/schema_writer.h"

@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "core/fragment/dense_tile_grid.h"
-#include "core/write/byte_writer.h"
+#include "core/util/byte_writer.h"
 #include "core/write/cell_values.h"
 #include "core/write/filter_writer.h"
 #include "core/write/fragment_writer.h"

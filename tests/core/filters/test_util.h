@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/filters/filter_pipeline.h"
-#include "core/write/byte_writer.h"
+#include "core/util/byte_writer.h"
 
 namespace tiledbfs::core::testing {
 

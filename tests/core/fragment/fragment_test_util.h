@@ -19,7 +19,7 @@
 #include "core/fragment/fragment_metadata.h"
 #include "core/schema/array_schema.h"
 #include "core/storage/storage.h"
-#include "core/write/byte_writer.h"
+#include "core/util/byte_writer.h"
 
 namespace tiledbfs::core::fragment_testing {
 

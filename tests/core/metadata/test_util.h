@@ -12,7 +12,7 @@
 
 #include "core/filters/filter_pipeline.h"
 #include "core/util/bytes.h"
-#include "core/write/byte_writer.h"
+#include "core/util/byte_writer.h"
 
 namespace tiledbfs::core::testing {
 

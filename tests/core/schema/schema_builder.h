@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/util/bytes.h"
-#include "core/write/byte_writer.h"
+#include "core/util/byte_writer.h"
 
 namespace tiledbfs::core::testing {
 
