@@ -87,6 +87,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Every mount here runs without the persistent index (-o index=off): the
+# figures are of the first look, whatever earlier runs left in the user's
+# index. The tools are reached through a folder of this run whose
+# tiledbfs adds the option.
+mkdir -p "$work/bin"
+for f in "$bin"/*; do ln -s "$f" "$work/bin/"; done
+rm "$work/bin/tiledbfs"
+printf '#!/bin/sh\nexec %q -o index=off "$@"\n' "$bin/tiledbfs" >"$work/bin/tiledbfs"
+chmod +x "$work/bin/tiledbfs"
+bin=$work/bin
+
 # Mounts ARRAY at $mnt in the foreground, in the background of this shell (pid known).
 mount_fg() {
   local array=$1

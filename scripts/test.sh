@@ -45,6 +45,12 @@ werror="-DTILEDBFS_WERROR=${TILEDBFS_WERROR:-$werror}"
 
 tiledbfs_install_deps
 
+# The mounts under test keep their persistent index in a folder of this
+# run, never in the user's (~/.cache/tiledbfs): every run starts without.
+XDG_CACHE_HOME=$(mktemp -d /tmp/tiledbfs-test-cache.XXXXXX)
+export XDG_CACHE_HOME
+trap 'rm -rf "$XDG_CACHE_HOME"' EXIT
+
 # run_release [ctest args...]
 run_release() {
   local dir="$TILEDBFS_ROOT/build" t0=$SECONDS

@@ -11,6 +11,8 @@
 //   -o key_file=PATH    key of an encrypted array: 32 raw bytes or 64 hex
 //                       digits (trailing newline ok); never printed
 //   -o cache_size=SIZE  decoded-tile cache, e.g. 256M (default), 1G
+//   -o index=on|off|auto, index_dir=DIR, index_size=SIZE: the persistent
+//                       index (fusefs/fuse/options.h)
 //   -o page_cache       every open reads through the kernel's page cache
 //   -o s3_endpoint=URL,s3_region=R,s3_profile=P,s3_addressing=path|virtual,
 //      s3_anonymous,s3_parallel=N,s3_recheck=SECONDS   sources on S3
@@ -37,8 +39,10 @@
 //      FUSE session failed
 //   5  S3 credentials: none found, or the store refused them (HTTP 403)
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -50,6 +54,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
+#include "core/index/index_store.h"
 #include "core/storage/s3/s3_storage.h"
 #include "core/util/warm_heap.h"
 #include "fusefs/fuse/fuse_adapter.h"
@@ -84,6 +89,13 @@ void PrintUsage(FILE* out) {
                "                      or ISO 8601 UTC (2023-11-14T22:13:20[.000][Z])\n"
                "  -o key_file=PATH    AES-256-GCM key: 32 raw bytes or 64 hex digits\n"
                "  -o cache_size=SIZE  decoded tile cache (default 256M; K, M, G, T)\n"
+               "  -o index=on|off|auto  the persistent index of what a first look\n"
+               "                      computes (auto, the default: not for an\n"
+               "                      encrypted array)\n"
+               "  -o index_dir=DIR    where (default $XDG_CACHE_HOME/tiledbfs,\n"
+               "                      else ~/.cache/tiledbfs)\n"
+               "  -o index_size=SIZE  its bound (default 1G; least recently used\n"
+               "                      entries go first)\n"
                "  -o page_cache       every open reads through the kernel's page cache\n"
                "                      (default: the first open of a file streams past it)\n"
                "  -o s3_endpoint=URL  S3-compatible store (default: AWS, or AWS_ENDPOINT_URL)\n"
@@ -123,6 +135,38 @@ std::string RealPath(const std::string& path, int* err) {
   return buf;
 }
 
+// Set once the daemon is detached: its lines then go to syslog.
+std::atomic<bool> daemonized{false};
+
+// The persistent index the options ask for, or null: -o index=off, or
+// auto (the default) for an encrypted array (the widths of its text
+// would be kept in the clear), or no folder to keep it in.
+std::shared_ptr<tiledbfs::core::IndexStore> OpenIndex(const fs::CommandLine& cl, bool encrypted) {
+  if (cl.index == "off" || (cl.index == "auto" && encrypted)) return nullptr;
+  std::string dir;
+  if (cl.index_dir) {
+    dir = *cl.index_dir;
+  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/') {
+    dir = std::string(xdg) + "/tiledbfs";
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
+    dir = std::string(home) + "/.cache/tiledbfs";
+  } else {
+    std::fprintf(stderr, "tiledbfs: no index: neither XDG_CACHE_HOME nor HOME is set\n");
+    return nullptr;
+  }
+  tiledbfs::core::IndexOptions options;
+  options.dir = dir;
+  if (cl.index_bytes) options.max_bytes = *cl.index_bytes;
+  options.log = [](const std::string& line) {
+    if (daemonized.load()) {
+      syslog(LOG_WARNING, "tiledbfs: %s", line.c_str());
+    } else {
+      std::fprintf(stderr, "tiledbfs: %s\n", line.c_str());
+    }
+  };
+  return tiledbfs::core::IndexStore::Open(std::move(options));
+}
+
 int Run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   auto parsed = fs::ParseCommandLine(args);
@@ -154,6 +198,8 @@ int Run(int argc, char** argv) {
     }
     tree_options.key = *key;
   }
+
+  tree_options.index = OpenIndex(cl, tree_options.key.has_value());
 
   // Absolute paths: a daemon runs in "/".
   int err = 0;
@@ -205,6 +251,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "tiledbfs: %s\n", s.error().message().c_str());
     return kExitMount;
   }
+  if (!cl.foreground) daemonized.store(true);
   // After the fork: the threads that warm the heap start as the mount serves.
   tiledbfs::core::SetHeapWarming(tiledbfs::tools::MallocTuned());
   // Half the 64 MiB the README allows over cache_size: freed heap past it

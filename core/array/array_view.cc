@@ -1,6 +1,7 @@
 #include "core/array/array_view.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -68,6 +69,45 @@ Result<const SparseWindows*> ArrayView::Windows() const {
     windows_ = std::move(w);
   }
   return windows_->get();
+}
+
+std::string ArrayView::Identity() const {
+  const ViewInputs& in = Inputs();
+  std::string out =
+      fmt::format("schema {} {}\ninstant {} timestamp {} filter {} dedup {}\n", schema_->name,
+                  schema_->version, instant_, in.timestamp, in.filter_timestamps, in.dedup);
+  auto hex = [](const ByteVec& b) {
+    std::string h;
+    for (uint8_t c : b) h += fmt::format("{:02x}", c);
+    return h;
+  };
+  for (size_t d = 0; d < in.subarray.size(); ++d) {
+    if (in.subarray[d]) {
+      out += fmt::format("slice {} {} {}\n", d, hex(in.subarray[d]->lo), hex(in.subarray[d]->hi));
+    }
+  }
+  for (const DeleteRule& r : in.deletes)
+    out += fmt::format("delete {} {}\n", r.marker, r.timestamp);
+  for (const auto& f : in.fragments) {
+    const FragmentFooter& ft = f->footer();
+    out += fmt::format("fragment {} {} {} {} {} {} {} {} {} {}\n", f->name().name, ft.version,
+                       ft.footer_size, ft.sparse_tile_num, ft.last_tile_cell_num, ft.rtree_offset,
+                       fmt::join(ft.file_sizes, ","), fmt::join(ft.file_var_sizes, ","),
+                       fmt::join(ft.file_validity_sizes, ","),
+                       fmt::join(ft.tile_offsets_offsets, ","));
+  }
+  return out;
+}
+
+std::string ArrayView::SaveCounts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return windows_ && *windows_ ? (*windows_)->SaveCounts() : "";
+}
+
+Status ArrayView::RestoreCounts(std::string_view saved) const {
+  ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
+  if (windows == nullptr) return Ok();
+  return windows->RestoreCounts(saved);
 }
 
 std::shared_ptr<const ArrayView> ArrayView::WithIndexWindow(uint64_t cells,

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -75,6 +76,21 @@ class ArrayView {
     for (const DeleteRule& r : in_.deletes) out.push_back(r.marker);
     return out;
   }
+  // What the view's cells are made of, as text: the schema, the instant,
+  // the slice, the delete conditions and each fragment by name and by the
+  // sizes its footer records (a fragment rewritten under its name with
+  // other bytes changes them). Two views with the same Identity hold the
+  // same cells in the same order: the key of what the persistent index
+  // keeps of a view.
+  std::string Identity() const;
+  // The sparse windows' counts (SparseWindows::SaveCounts) once every
+  // window is counted; empty for other views.
+  std::string SaveCounts() const;
+  // Gives them back to a fresh view of the same Identity: no window need
+  // be built to count the cells or to find a cell. kCorrupt where they do
+  // not fit (SparseWindows::RestoreCounts); Ok, taking nothing, for a
+  // view that is not windowed.
+  Status RestoreCounts(std::string_view saved) const;
   // How many windows the sparse index is cut into; 0 where it is built
   // whole (or the view is dense).
   Result<size_t> IndexWindows() const;

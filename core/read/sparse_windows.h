@@ -25,6 +25,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -98,6 +100,17 @@ class SparseWindows {
   // its rectangle ends in, after the cells up to its rectangle's upper
   // corner (TileEnds).
   std::vector<size_t> TilesEndingIn(uint64_t from, uint64_t to) const;
+  // What counting every window found (each window's end, where the tiles
+  // end, the box), to be kept across mounts (the persistent index): the
+  // windows of a fresh view of the same inputs, cut as these are, take it
+  // back (RestoreCounts) instead of building every window to count it.
+  // Empty until Counted().
+  std::string SaveCounts() const;
+  // kCorrupt, taking nothing, where `saved` is not SaveCounts of windows
+  // cut as these are, or disagrees with the windows counted already. A
+  // window built later that does not hold the cells `saved` says is
+  // kCorrupt, as is any window counted twice with two counts.
+  Status RestoreCounts(std::string_view saved) const;
   // The window builds so far, and those of them that filled the memory of
   // a window dropped (tests).
   uint64_t builds() const;

@@ -55,6 +55,24 @@ Result<bool> ApplyOwnOption(std::string_view item, CommandLine& cl) {
     ASSIGN_OR_RETURN(cl.cache_bytes, ParseSize(value));
     return true;
   }
+  if (name == "index") {
+    TRY(need_value());
+    if (value != "on" && value != "off" && value != "auto") {
+      return Usage("bad index '" + std::string(value) + "': on, off or auto");
+    }
+    cl.index = std::string(value);
+    return true;
+  }
+  if (name == "index_dir") {
+    TRY(need_value());
+    cl.index_dir = std::string(value);
+    return true;
+  }
+  if (name == "index_size") {
+    TRY(need_value());
+    ASSIGN_OR_RETURN(cl.index_bytes, ParseSize(value));
+    return true;
+  }
   if (name == "page_cache" && !has_value) {
     cl.page_cache = true;
     return true;

@@ -13,6 +13,12 @@
 //                         (read by ReadKeyFile, fusefs/model/key_file.h)
 //     -o cache_size=SIZE  decoded-tile cache: bytes, or with K/M/G/T (binary
 //                         multiples, optional B or iB, any case): 256M, 1G
+//     -o index=on|off|auto, index_dir=DIR, index_size=SIZE
+//                         the persistent index (core/index/index_store.h):
+//                         auto (default) keeps one for every array but an
+//                         encrypted one; in DIR (default
+//                         $XDG_CACHE_HOME/tiledbfs, else ~/.cache/tiledbfs),
+//                         of at most SIZE (default 1G)
 //     -o page_cache       every open reads through the kernel's page cache
 //                         (default: a file's first open streams past it
 //                         where the kernel allows: fuse_adapter.h)
@@ -47,8 +53,11 @@ struct CommandLine {
   std::optional<int64_t> timestamp_ms;
   std::optional<std::string> key_file;
   std::optional<uint64_t> cache_bytes;
-  bool page_cache = false;  // -o page_cache
-  core::s3::S3Options s3;   // -o s3_*
+  std::string index = "auto";            // -o index
+  std::optional<std::string> index_dir;  // -o index_dir
+  std::optional<uint64_t> index_bytes;   // -o index_size
+  bool page_cache = false;               // -o page_cache
+  core::s3::S3Options s3;                // -o s3_*
   bool foreground = false;
   bool debug = false;
   bool single_thread = false;

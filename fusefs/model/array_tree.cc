@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/metadata/metadata.h"
+#include "core/util/byte_reader.h"
+#include "core/util/byte_writer.h"
 #include "core/util/text.h"
 #include "fusefs/model/diff.h"
 #include "fusefs/model/documents.h"
@@ -483,6 +485,89 @@ std::shared_ptr<const CellRenderer> RendererFor(const ArrayTree::Scope& scope,
 
 }  // namespace
 
+namespace {
+
+// What the persistent index keeps of a view (FromIndex, ToIndex): the
+// format, then its windows' counts and its text files' layouts. Part of
+// the key too: bump it when the saved form or any file's text changes
+// (a value rendered otherwise would not fit the sizes kept).
+constexpr uint32_t kIndexedViewFormat = 1;
+
+}  // namespace
+
+std::string ArrayTree::IndexKey(const Scope& scope) const {
+  // What decides the layouts besides the cells: how they are cut, and the
+  // windows of the counts (cut by the cache's size).
+  return fmt::format("tiledbfs view {}\npiece {} batch {} window {}\n{}", kIndexedViewFormat,
+                     options_.piece_cells, options_.layout_batch_cells,
+                     scope.view->index_window_cells(), core::IndexDigest(scope.view->Identity()));
+}
+
+std::shared_ptr<const StreamLayout> ArrayTree::PutLayouts(const Scope& scope, ViewLayouts all,
+                                                          PendingLayout* pending,
+                                                          const std::string& key) {
+  using Kind = CellFile::Kind;
+  std::shared_ptr<const StreamLayout> wanted;
+  auto put = [&](const CellFile& file, StreamLayout layout) {
+    auto ptr = std::make_shared<const StreamLayout>(std::move(layout));
+    const std::string k = scope.key + file.LayoutKey();
+    caches_->layouts.Put(k, ptr, ptr->footprint());
+    if (pending != nullptr) pending->layouts[k] = ptr;
+    if (k == key) wanted = ptr;
+  };
+  const core::ArraySchema& schema = scope.view->schema();
+  auto put_field = [&](Kind kind, const std::string& field, StreamLayout layout) {
+    CellFile file;
+    file.kind = kind;
+    file.section = schema.DimensionIndex(field) >= 0 ? kDimensions : kAttributes;
+    file.field = field;
+    put(file, std::move(layout));
+  };
+  for (auto& [field, layout] : all.txt) put_field(Kind::kTxt, field, std::move(layout));
+  for (auto& [field, layout] : all.var_data) put_field(Kind::kVarData, field, std::move(layout));
+  put(CellFile{}, std::move(all.csv));
+  return wanted;
+}
+
+bool ArrayTree::FromIndex(const Scope& scope) {
+  if (!options_.index || scope.diff) return false;
+  {
+    // Once per view: a view not in the index is not looked for again.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (index_tried_.size() > 4096) index_tried_.clear();
+    if (!index_tried_.insert(scope.key).second) return false;
+  }
+  std::optional<std::string> got = options_.index->Get(IndexKey(scope));
+  if (!got) return false;
+  core::ByteReader r(core::AsBytes(*got));
+  auto parts = [&]() -> Result<std::pair<std::string, std::string>> {
+    ASSIGN_OR_RETURN(uint32_t format, r.Read<uint32_t>("format"));
+    if (format != kIndexedViewFormat) return Error::Corrupt("another format");
+    ASSIGN_OR_RETURN(uint64_t n, r.Read<uint64_t>("counts size"));
+    ASSIGN_OR_RETURN(std::string counts, r.ReadString(n, "counts"));
+    ASSIGN_OR_RETURN(n, r.Read<uint64_t>("layouts size"));
+    ASSIGN_OR_RETURN(std::string layouts, r.ReadString(n, "layouts"));
+    return std::make_pair(std::move(counts), std::move(layouts));
+  }();
+  // Checked whole by the store: what does not fit here is of a view cut
+  // otherwise, and the pass replaces it.
+  if (!parts.ok()) return false;
+  Result<ViewLayouts> layouts = LoadViewLayouts(parts->second);
+  if (!layouts.ok()) return false;
+  if (!parts->first.empty() && !scope.view->RestoreCounts(parts->first).ok()) return false;
+  PutLayouts(scope, std::move(layouts).value(), nullptr, "");
+  return true;
+}
+
+void ArrayTree::ToIndex(const Scope& scope, const ViewLayouts& layouts) {
+  if (!options_.index || scope.diff) return;
+  core::ByteWriter w;
+  w.Put<uint32_t>(kIndexedViewFormat);
+  w.PutName64(scope.view->SaveCounts()).PutName64(SaveViewLayouts(layouts));
+  options_.index->Put(IndexKey(scope),
+                      std::string_view(reinterpret_cast<const char*>(w.bytes().data()), w.size()));
+}
+
 Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope,
                                                               const CellFile& f) {
   using Kind = CellFile::Kind;
@@ -506,6 +591,9 @@ Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope
   if (auto it = pending->layouts.find(key); it != pending->layouts.end()) return it->second;
   auto computed = [&]() -> Result<std::shared_ptr<const StreamLayout>> {
     if (auto hit = caches_->layouts.Get(key)) return hit;
+    if (FromIndex(scope)) {
+      if (auto hit = caches_->layouts.Get(key)) return hit;
+    }
     ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
     uint64_t piece = options_.piece_cells != 0 ? options_.piece_cells : DefaultPieceCells(cells);
     // Every text file of the view from the one pass: data.csv, each .txt,
@@ -515,25 +603,9 @@ Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope
     ASSIGN_OR_RETURN(ViewLayouts all,
                      ComputeViewLayouts(*scope.view, fields, scope.enums.get(), cells, piece,
                                         options_.layout_batch_cells));
-    std::shared_ptr<const StreamLayout> wanted;
-    auto put = [&](const CellFile& file, StreamLayout layout) {
-      auto ptr = std::make_shared<const StreamLayout>(std::move(layout));
-      const std::string k = scope.key + file.LayoutKey();
-      caches_->layouts.Put(k, ptr, ptr->footprint());
-      pending->layouts[k] = ptr;
-      if (k == key) wanted = ptr;
-    };
-    const core::ArraySchema& schema = scope.view->schema();
-    auto put_field = [&](Kind kind, const std::string& field, StreamLayout layout) {
-      CellFile file;
-      file.kind = kind;
-      file.section = schema.DimensionIndex(field) >= 0 ? kDimensions : kAttributes;
-      file.field = field;
-      put(file, std::move(layout));
-    };
-    for (auto& [field, layout] : all.txt) put_field(Kind::kTxt, field, std::move(layout));
-    for (auto& [field, layout] : all.var_data) put_field(Kind::kVarData, field, std::move(layout));
-    put(CellFile{}, std::move(all.csv));
+    ToIndex(scope, all);
+    std::shared_ptr<const StreamLayout> wanted =
+        PutLayouts(scope, std::move(all), pending.get(), key);
     if (!wanted) {
       return Error::InvalidArgument(fmt::format("{}: not a text file of the view", key));
     }
@@ -564,6 +636,8 @@ Result<uint64_t> SizeOfCells(uint64_t header, uint64_t cells, uint64_t cell_size
 
 Result<uint64_t> ArrayTree::CellFileSize(const Scope& scope, const CellFile& f) {
   using Kind = CellFile::Kind;
+  // A sparse view's cells counted on an earlier mount: no window to build.
+  if (!scope.view->dense() && (f.kind == Kind::kFixed || f.kind == Kind::kNpy)) FromIndex(scope);
   switch (f.kind) {
     case Kind::kFixed: {
       ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,20 @@ class ArrayTree final : public Tree {
   Result<uint64_t> CellFileSize(const Scope& scope, const CellFile& f);
   Result<std::unique_ptr<OpenFile>> OpenCellFile(const Scope& scope, const CellFile& f);
   Result<std::shared_ptr<const StreamLayout>> Layout(const Scope& scope, const CellFile& f);
+  struct PendingLayout;
+  // The layouts of a view's text files into the cache (and `pending`, if
+  // any); returns the one cached under `key`, if any.
+  std::shared_ptr<const StreamLayout> PutLayouts(const Scope& scope, ViewLayouts all,
+                                                 PendingLayout* pending, const std::string& key);
+  // The persistent index (TreeOptions::index): what it keeps of a view is
+  // keyed by the view's cells (ArrayView::Identity) and how its files are
+  // cut. FromIndex gives the view back its windows' counts and caches its
+  // text files' layouts, once per view; false where it did not (no index,
+  // no entry, or one that does not fit: the pass then runs, and ToIndex
+  // replaces it).
+  std::string IndexKey(const Scope& scope) const;
+  bool FromIndex(const Scope& scope);
+  void ToIndex(const Scope& scope, const ViewLayouts& layouts);
   Result<std::vector<std::string>> Names(const Scope& scope, const std::vector<std::string>& rest);
   Result<NodeAttr> Attr(const Scope& scope, const std::vector<std::string>& rest);
 
@@ -139,6 +154,7 @@ class ArrayTree final : public Tree {
   std::mutex diff_mu_;
   std::pair<std::string, std::shared_ptr<const DiffFiles>> last_diff_;  // (diff_mu_)
   std::atomic<uint64_t> layout_passes_{0};
+  std::set<std::string> index_tried_;  // views FromIndex looked up (under mu_)
   // Layout passes under way, by cache key (under mu_).
   // A view's layout pass under way (one per view: it lays out every text
   // file of the view) and, once done, what it made, by cache key.

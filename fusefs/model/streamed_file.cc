@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "core/util/byte_reader.h"
+#include "core/util/byte_writer.h"
 #include "core/util/parallel.h"
 #include "core/util/stop.h"
 #include "fusefs/render/csv.h"
@@ -41,6 +43,83 @@ core::Status CellRenderer::Measure(uint64_t first, uint64_t count, uint64_t piec
 
 core::Result<std::optional<uint64_t>> CellRenderer::MeasureAll(uint64_t) const {
   return std::optional<uint64_t>();
+}
+
+namespace {
+
+constexpr uint32_t kLayoutsFormat = 1;
+
+void SaveLayout(core::ByteWriter& w, const StreamLayout& l) {
+  w.PutName64(l.header).PutName64(l.trailer);
+  w.Put<uint64_t>(l.cells).Put<uint64_t>(l.piece_cells).Put<uint64_t>(l.batch_cells);
+  w.Put<uint64_t>(l.body_end).Put<uint64_t>(l.pieces());
+  for (uint64_t j = 0; j <= l.pieces(); ++j) w.Put<uint64_t>(l.starts->Start(j));
+}
+
+Result<StreamLayout> LoadLayout(core::ByteReader& r) {
+  auto bad = [](std::string_view what) {
+    return Error::Corrupt(fmt::format("saved layout: {}", what));
+  };
+  StreamLayout l;
+  ASSIGN_OR_RETURN(uint64_t header, r.Read<uint64_t>("header size"));
+  ASSIGN_OR_RETURN(l.header, r.ReadString(header, "header"));
+  ASSIGN_OR_RETURN(uint64_t trailer, r.Read<uint64_t>("trailer size"));
+  ASSIGN_OR_RETURN(l.trailer, r.ReadString(trailer, "trailer"));
+  ASSIGN_OR_RETURN(l.cells, r.Read<uint64_t>("cells"));
+  ASSIGN_OR_RETURN(l.piece_cells, r.Read<uint64_t>("piece cells"));
+  ASSIGN_OR_RETURN(l.batch_cells, r.Read<uint64_t>("batch cells"));
+  ASSIGN_OR_RETURN(l.body_end, r.Read<uint64_t>("body end"));
+  ASSIGN_OR_RETURN(uint64_t pieces, r.Read<uint64_t>("pieces"));
+  if (l.piece_cells == 0 || l.batch_cells == 0) return bad("no cells per piece");
+  if (pieces != l.cells / l.piece_cells + (l.cells % l.piece_cells != 0)) {
+    return bad("pieces that do not cover the cells");
+  }
+  if (pieces >= r.remaining() / 8) return bad("more pieces than bytes");
+  std::vector<uint64_t> starts(pieces + 1);
+  for (uint64_t& start : starts) {
+    ASSIGN_OR_RETURN(start, r.Read<uint64_t>("piece start"));
+    if (&start != starts.data() && start < (&start)[-1]) return bad("piece starts descend");
+  }
+  if (starts.front() != l.header.size() || starts.back() != l.body_end) {
+    return bad("pieces that do not run from the header to the body's end");
+  }
+  l.starts = std::make_shared<PieceStarts>(std::move(starts));
+  return l;
+}
+
+}  // namespace
+
+std::string SaveViewLayouts(const ViewLayouts& layouts) {
+  core::ByteWriter w;
+  w.Put<uint32_t>(kLayoutsFormat);
+  SaveLayout(w, layouts.csv);
+  for (const auto* group : {&layouts.txt, &layouts.var_data}) {
+    w.Put<uint64_t>(group->size());
+    for (const auto& [field, layout] : *group) {
+      w.PutName64(field);
+      SaveLayout(w, layout);
+    }
+  }
+  return std::string(reinterpret_cast<const char*>(w.bytes().data()), w.size());
+}
+
+Result<ViewLayouts> LoadViewLayouts(std::string_view saved) {
+  core::ByteReader r(core::AsBytes(saved));
+  ASSIGN_OR_RETURN(uint32_t format, r.Read<uint32_t>("layouts format"));
+  if (format != kLayoutsFormat) return Error::Corrupt("saved layouts: another format");
+  ViewLayouts out;
+  ASSIGN_OR_RETURN(out.csv, LoadLayout(r));
+  for (auto* group : {&out.txt, &out.var_data}) {
+    ASSIGN_OR_RETURN(uint64_t n, r.Read<uint64_t>("layouts"));
+    if (n > r.remaining() / 8) return Error::Corrupt("saved layouts: more than bytes");
+    for (uint64_t i = 0; i < n; ++i) {
+      ASSIGN_OR_RETURN(uint64_t len, r.Read<uint64_t>("field name size"));
+      ASSIGN_OR_RETURN(std::string field, r.ReadString(len, "field name"));
+      ASSIGN_OR_RETURN((*group)[field], LoadLayout(r));
+    }
+  }
+  if (!r.empty()) return Error::Corrupt("saved layouts: bytes past the end");
+  return out;
 }
 
 uint64_t DefaultPieceCells(uint64_t cells) {

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/array/array_view.h"
@@ -137,6 +138,13 @@ struct ViewLayouts {
   std::map<std::string, StreamLayout> txt;
   std::map<std::string, StreamLayout> var_data;
 };
+// The layouts as bytes, for the persistent index (every piece start known,
+// as ComputeViewLayouts leaves them), and back. Load checks that each
+// layout holds together (its pieces cover its cells, its starts ascend from
+// its header to its body's end): kCorrupt otherwise, nothing taken.
+std::string SaveViewLayouts(const ViewLayouts& layouts);
+core::Result<ViewLayouts> LoadViewLayouts(std::string_view saved);
+
 // One pass over the view's `cells` cells in its order, in batches of
 // `batch_cells` (rounded up to a multiple of piece_cells) on every core:
 // each field is read once and its text (and var-sized bytes) measured a

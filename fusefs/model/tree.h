@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/filters/filter_pipeline.h"
+#include "core/index/index_store.h"
 #include "core/storage/s3/s3_config.h"
 #include "core/util/pieces.h"
 #include "core/util/result.h"
@@ -73,6 +74,9 @@ struct TreeOptions {
   uint64_t layout_batch_cells = 65536;
   // Sources s3://bucket/prefix: settings over the environment (s3_config.h).
   core::s3::S3Options s3;
+  // The persistent index (-o index_dir, core/index/index_store.h): what a
+  // view's first look computes, kept for every later mount; null: none.
+  std::shared_ptr<core::IndexStore> index;
 };
 
 class Tree {

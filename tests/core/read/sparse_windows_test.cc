@@ -18,6 +18,7 @@
 #include "core/array/array_view.h"
 #include "core/read/cell_index.h"
 #include "core/read/sparse_order.h"
+#include "core/read/tile_source.h"
 #include "tests/core/read/corpus_key.h"
 
 namespace tiledbfs::core {
@@ -199,6 +200,67 @@ TEST(SparseWindowsTest, CorpusViewsShowTheCellsOfTheWholeIndex) {
             << tally.dropping << " of them dropping cells, " << tally.conditioned
             << " under delete conditions, " << tally.keyed
             << " of coordinates that do not pack; at most " << tally.most << " windows\n";
+}
+
+// Counts saved once every window is counted (ArrayView::SaveCounts, kept by
+// the persistent index) are taken back by a fresh view of the same cells:
+// its cell count and non-empty domain then decode no tile, and its cells
+// read through the windows are the whole index's. Counts of windows cut
+// otherwise, or cut short, are refused.
+TEST(SparseWindowsTest, SavedCountsNeedNoWindowBuilt) {
+  int restored = 0;
+  std::mt19937_64 rng(5);
+  for (const char* corpus : {"corpus", "oracle_corpus"}) {
+    const fs::path arrays = fs::path(TILEDBFS_TEST_DATA) / corpus / "arrays";
+    for (const auto& e : fs::directory_iterator(arrays)) {
+      if (!e.is_directory() || e.path().filename() == "group") continue;
+      auto storage = LocalStorage::Open(e.path().string());
+      ASSERT_TRUE(storage.ok());
+      auto array = Array::Open(*storage, CorpusKeyFor(e.path()));
+      ASSERT_TRUE(array.ok()) << array.error().ToString();
+      auto view = (*array)->ViewAt(UINT64_MAX);
+      ASSERT_TRUE(view.ok());
+      if ((*view)->dense()) continue;
+      SCOPED_TRACE(e.path().filename().string());
+      std::shared_ptr<const ArrayView> counted = (*view)->WithIndexWindow(3);
+      auto windows = counted->IndexWindows();
+      ASSERT_TRUE(windows.ok());
+      if (*windows == 0) continue;
+      EXPECT_EQ(counted->SaveCounts(), "") << "nothing before every window is counted";
+      auto cells = counted->CellCount();
+      ASSERT_TRUE(cells.ok()) << cells.error().ToString();
+      // A read of every cell counts every window (a view that keeps every
+      // stored cell counts them without).
+      ASSERT_TRUE(counted->ReadField(counted->schema().dimensions[0].name).ok());
+      const std::string saved = counted->SaveCounts();
+      ASSERT_FALSE(saved.empty());
+
+      std::shared_ptr<const ArrayView> fresh = (*view)->WithIndexWindow(3);
+      ASSERT_TRUE(fresh->RestoreCounts(saved).ok());
+      const DecodeStats before = TileDecodeStats();
+      auto got = fresh->CellCount();
+      ASSERT_TRUE(got.ok());
+      EXPECT_EQ(*got, *cells);
+      ASSERT_TRUE(fresh->NonEmptyDomain().ok());
+      EXPECT_EQ(TileDecodeStats().tiles, before.tiles) << "counted without a window built";
+      EXPECT_EQ(fresh->SaveCounts(), saved);
+      CheckView(*(*view)->WithIndexWindow(UINT64_MAX), *fresh, rng);
+      ++restored;
+
+      std::shared_ptr<const ArrayView> other = (*view)->WithIndexWindow(1);
+      auto other_windows = other->IndexWindows();
+      ASSERT_TRUE(other_windows.ok());
+      if (*other_windows != *windows) {
+        EXPECT_FALSE(other->RestoreCounts(saved).ok()) << "windows cut elsewhere";
+      }
+      for (size_t cut : {size_t{0}, size_t{4}, saved.size() / 2, saved.size() - 1}) {
+        EXPECT_FALSE((*view)->WithIndexWindow(3)->RestoreCounts(saved.substr(0, cut)).ok())
+            << "cut at " << cut;
+      }
+      EXPECT_FALSE((*view)->WithIndexWindow(3)->RestoreCounts(saved + "x").ok());
+    }
+  }
+  EXPECT_GE(restored, 10);
 }
 
 }  // namespace

@@ -227,6 +227,23 @@ TEST(ParseCommandLine, OwnAndFuseOptions) {
   EXPECT_EQ(cl->mountpoint, "mnt");
 }
 
+TEST(ParseCommandLine, IndexOptions) {
+  auto cl = Parse({"arr", "mnt"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_EQ(cl->index, "auto");
+  EXPECT_FALSE(cl->index_dir);
+  EXPECT_FALSE(cl->index_bytes);
+  cl = Parse({"-o", "index=off,index_dir=/tmp/i\\,x,index_size=64M", "arr", "mnt"});
+  ASSERT_TRUE(cl.ok()) << cl.error().ToString();
+  EXPECT_EQ(cl->index, "off");
+  EXPECT_EQ(*cl->index_dir, "/tmp/i,x");
+  EXPECT_EQ(*cl->index_bytes, uint64_t{64} << 20);
+  EXPECT_TRUE(cl->fuse_options.empty());
+  ExpectUsageError({"-o", "index=yes", "a", "b"}, "bad index 'yes'");
+  ExpectUsageError({"-o", "index_size=big", "a", "b"}, "bad size 'big'");
+  ExpectUsageError({"-o", "index_dir=", "a", "b"}, "needs a value");
+}
+
 TEST(ParseCommandLine, PageCacheIsOursWithoutAValue) {
   auto cl = Parse({"-o", "page_cache,allow_other", "arr", "mnt"});
   ASSERT_TRUE(cl.ok()) << cl.error().ToString();
