@@ -600,7 +600,9 @@ fi
 #   cat data.csv > /dev/null of the same view on another fresh mount (target <= 0.5 x); after
 #   the look, tail -c 100 of data.csv (target <= 50 ms) and of each .txt, a slice of the
 #   first 1% of rows, diff/<first write>..<last>/summary.json; and the daemon's peak RSS
-#   through all of that, against cache_size (BENCH_CACHE) + 64 MiB.
+#   through all of that, against cache_size (BENCH_CACHE) + 64 MiB. Then (issue 51) the
+#   look again on a mount that writes the persistent index, and on a remount that reads it
+#   (target <= 0.2 s; tail -c 100 data.csv <= 50 ms; the index <= 1 % of the array).
 if want 9; then
 scale9=${BENCH_SCALE9:-10240}
 sdir=$dir/scale-$scale9
@@ -647,6 +649,21 @@ import json,sys; d=json.load(open(sys.argv[1]))['dims'][0]; print(d['name'], *d[
   unmount "$mnt"
   printf '      daemon peak RSS through all of that: %d MiB   %s x (cache_size %s + 64 MiB; target <= 1)\n' \
     $((hwm / 1024)) "$(ratio "$hwm" "$limit9_kib")" "$rss_cache"
+  # Issue 51: the same look on a mount that writes the persistent index, then on a remount.
+  idx=$work/index-$a
+  mount_fg "$arr" -o cache_size="$rss_cache",index=on,index_dir="$idx"
+  ls -l "$mnt" "$mnt/attributes" "$mnt/dimensions" >/dev/null
+  unmount "$mnt"
+  mount_fg "$arr" -o cache_size="$rss_cache",index=on,index_dir="$idx"
+  t0=$(date +%s.%N); ls -l "$mnt" "$mnt/attributes" "$mnt/dimensions" >/dev/null; tre=$(secs "$t0")
+  t0=$(date +%s.%N); tail -c 100 "$mnt/data.csv" >/dev/null; trt=$(secs "$t0")
+  unmount "$mnt"
+  ib=$(du -sb "$idx" | cut -f1)
+  ab=$(du -sb "$arr" | cut -f1)
+  printf '      remount with the index: ls -l as above   %9s s   (target <= 0.2 s); then tail -c 100 data.csv %s ms (target <= 50)\n' \
+    "$tre" "$(ms "$trt")"
+  printf '      the index: %s bytes, %s %% of the array'"'"'s %s (target <= 1 %%)\n' "$ib" \
+    "$(python3 -c "print(f'{100*$ib/$ab:.3f}')")" "$ab"
 done
 echo
 fi

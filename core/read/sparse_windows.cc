@@ -489,6 +489,9 @@ Status SparseWindows::RestoreCounts(std::string_view saved) const {
     ASSIGN_OR_RETURN(e, r.Read<uint64_t>("window end"));
     if (&e != ends.data() && e < (&e)[-1]) return bad("window ends descend");
   }
+  // No more cells than the view's tiles hold: a count past them would
+  // size files and reads from nothing.
+  if (ends.back() > plan_.total_cells) return bad("more cells than the tiles hold");
   ASSIGN_OR_RETURN(uint64_t m, r.Read<uint64_t>("tile ends"));
   if (m > rows_.size() || m > r.remaining() / 16) return bad("more tile ends than tiles");
   std::vector<std::pair<uint64_t, size_t>> ended(m);

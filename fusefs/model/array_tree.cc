@@ -8,8 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/metadata/metadata.h"
-#include "core/util/byte_reader.h"
-#include "core/util/byte_writer.h"
 #include "core/util/text.h"
 #include "fusefs/model/diff.h"
 #include "fusefs/model/documents.h"
@@ -485,16 +483,6 @@ std::shared_ptr<const CellRenderer> RendererFor(const ArrayTree::Scope& scope,
 
 }  // namespace
 
-namespace {
-
-// What the persistent index keeps of a view (FromIndex, ToIndex): the
-// format, then its windows' counts and its text files' layouts. Part of
-// the key too: bump it when the saved form or any file's text changes
-// (a value rendered otherwise would not fit the sizes kept).
-constexpr uint32_t kIndexedViewFormat = 1;
-
-}  // namespace
-
 std::string ArrayTree::IndexKey(const Scope& scope) const {
   // What decides the layouts besides the cells: how they are cut, and the
   // windows of the counts (cut by the cache's size).
@@ -539,33 +527,19 @@ bool ArrayTree::FromIndex(const Scope& scope) {
   }
   std::optional<std::string> got = options_.index->Get(IndexKey(scope));
   if (!got) return false;
-  core::ByteReader r(core::AsBytes(*got));
-  auto parts = [&]() -> Result<std::pair<std::string, std::string>> {
-    ASSIGN_OR_RETURN(uint32_t format, r.Read<uint32_t>("format"));
-    if (format != kIndexedViewFormat) return Error::Corrupt("another format");
-    ASSIGN_OR_RETURN(uint64_t n, r.Read<uint64_t>("counts size"));
-    ASSIGN_OR_RETURN(std::string counts, r.ReadString(n, "counts"));
-    ASSIGN_OR_RETURN(n, r.Read<uint64_t>("layouts size"));
-    ASSIGN_OR_RETURN(std::string layouts, r.ReadString(n, "layouts"));
-    return std::make_pair(std::move(counts), std::move(layouts));
-  }();
   // Checked whole by the store: what does not fit here is of a view cut
   // otherwise, and the pass replaces it.
-  if (!parts.ok()) return false;
-  Result<ViewLayouts> layouts = LoadViewLayouts(parts->second);
-  if (!layouts.ok()) return false;
-  if (!parts->first.empty() && !scope.view->RestoreCounts(parts->first).ok()) return false;
-  PutLayouts(scope, std::move(layouts).value(), nullptr, "");
+  Result<IndexedView> saved = LoadIndexedView(*got);
+  if (!saved.ok()) return false;
+  if (!saved->counts.empty() && !scope.view->RestoreCounts(saved->counts).ok()) return false;
+  PutLayouts(scope, std::move(saved->layouts), nullptr, "");
   return true;
 }
 
 void ArrayTree::ToIndex(const Scope& scope, const ViewLayouts& layouts) {
   if (!options_.index || scope.diff) return;
-  core::ByteWriter w;
-  w.Put<uint32_t>(kIndexedViewFormat);
-  w.PutName64(scope.view->SaveCounts()).PutName64(SaveViewLayouts(layouts));
   options_.index->Put(IndexKey(scope),
-                      std::string_view(reinterpret_cast<const char*>(w.bytes().data()), w.size()));
+                      SaveIndexedView(IndexedView{scope.view->SaveCounts(), layouts}));
 }
 
 Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope,

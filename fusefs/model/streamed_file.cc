@@ -47,8 +47,6 @@ core::Result<std::optional<uint64_t>> CellRenderer::MeasureAll(uint64_t) const {
 
 namespace {
 
-constexpr uint32_t kLayoutsFormat = 1;
-
 void SaveLayout(core::ByteWriter& w, const StreamLayout& l) {
   w.PutName64(l.header).PutName64(l.trailer);
   w.Put<uint64_t>(l.cells).Put<uint64_t>(l.piece_cells).Put<uint64_t>(l.batch_cells);
@@ -89,11 +87,11 @@ Result<StreamLayout> LoadLayout(core::ByteReader& r) {
 
 }  // namespace
 
-std::string SaveViewLayouts(const ViewLayouts& layouts) {
+std::string SaveIndexedView(const IndexedView& view) {
   core::ByteWriter w;
-  w.Put<uint32_t>(kLayoutsFormat);
-  SaveLayout(w, layouts.csv);
-  for (const auto* group : {&layouts.txt, &layouts.var_data}) {
+  w.Put<uint32_t>(kIndexedViewFormat).PutName64(view.counts);
+  SaveLayout(w, view.layouts.csv);
+  for (const auto* group : {&view.layouts.txt, &view.layouts.var_data}) {
     w.Put<uint64_t>(group->size());
     for (const auto& [field, layout] : *group) {
       w.PutName64(field);
@@ -103,22 +101,24 @@ std::string SaveViewLayouts(const ViewLayouts& layouts) {
   return std::string(reinterpret_cast<const char*>(w.bytes().data()), w.size());
 }
 
-Result<ViewLayouts> LoadViewLayouts(std::string_view saved) {
+Result<IndexedView> LoadIndexedView(std::string_view saved) {
   core::ByteReader r(core::AsBytes(saved));
-  ASSIGN_OR_RETURN(uint32_t format, r.Read<uint32_t>("layouts format"));
-  if (format != kLayoutsFormat) return Error::Corrupt("saved layouts: another format");
-  ViewLayouts out;
-  ASSIGN_OR_RETURN(out.csv, LoadLayout(r));
-  for (auto* group : {&out.txt, &out.var_data}) {
+  ASSIGN_OR_RETURN(uint32_t format, r.Read<uint32_t>("format"));
+  if (format != kIndexedViewFormat) return Error::Corrupt("saved view: another format");
+  IndexedView out;
+  ASSIGN_OR_RETURN(uint64_t counts, r.Read<uint64_t>("counts size"));
+  ASSIGN_OR_RETURN(out.counts, r.ReadString(counts, "counts"));
+  ASSIGN_OR_RETURN(out.layouts.csv, LoadLayout(r));
+  for (auto* group : {&out.layouts.txt, &out.layouts.var_data}) {
     ASSIGN_OR_RETURN(uint64_t n, r.Read<uint64_t>("layouts"));
-    if (n > r.remaining() / 8) return Error::Corrupt("saved layouts: more than bytes");
+    if (n > r.remaining() / 8) return Error::Corrupt("saved view: more layouts than bytes");
     for (uint64_t i = 0; i < n; ++i) {
       ASSIGN_OR_RETURN(uint64_t len, r.Read<uint64_t>("field name size"));
       ASSIGN_OR_RETURN(std::string field, r.ReadString(len, "field name"));
       ASSIGN_OR_RETURN((*group)[field], LoadLayout(r));
     }
   }
-  if (!r.empty()) return Error::Corrupt("saved layouts: bytes past the end");
+  if (!r.empty()) return Error::Corrupt("saved view: bytes past the end");
   return out;
 }
 

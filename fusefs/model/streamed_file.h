@@ -138,12 +138,23 @@ struct ViewLayouts {
   std::map<std::string, StreamLayout> txt;
   std::map<std::string, StreamLayout> var_data;
 };
-// The layouts as bytes, for the persistent index (every piece start known,
-// as ComputeViewLayouts leaves them), and back. Load checks that each
-// layout holds together (its pieces cover its cells, its starts ascend from
-// its header to its body's end): kCorrupt otherwise, nothing taken.
-std::string SaveViewLayouts(const ViewLayouts& layouts);
-core::Result<ViewLayouts> LoadViewLayouts(std::string_view saved);
+// What the persistent index keeps of a view: its sparse windows' counts
+// (ArrayView::SaveCounts; empty for other views) and its text files'
+// layouts, every piece start known as ComputeViewLayouts leaves them.
+struct IndexedView {
+  std::string counts;
+  ViewLayouts layouts;
+};
+// The saved form's version, part of the index's keys too: bump it when the
+// form or any file's text changes (a value rendered otherwise would not
+// fit the sizes kept).
+inline constexpr uint32_t kIndexedViewFormat = 1;
+// As bytes, and back. Load checks that each layout holds together (its
+// pieces cover its cells, its starts ascend from its header to its body's
+// end): kCorrupt otherwise, nothing taken. The counts are checked when a
+// view takes them (ArrayView::RestoreCounts).
+std::string SaveIndexedView(const IndexedView& view);
+core::Result<IndexedView> LoadIndexedView(std::string_view saved);
 
 // One pass over the view's `cells` cells in its order, in batches of
 // `batch_cells` (rounded up to a multiple of piece_cells) on every core:

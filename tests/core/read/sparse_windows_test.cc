@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -258,6 +259,13 @@ TEST(SparseWindowsTest, SavedCountsNeedNoWindowBuilt) {
             << "cut at " << cut;
       }
       EXPECT_FALSE((*view)->WithIndexWindow(3)->RestoreCounts(saved + "x").ok());
+      // The last window's end (after the format, the window count, the
+      // starts and the other ends) past the cells the tiles hold.
+      std::string more = saved;
+      const size_t last_end = 4 + 8 + 16 * static_cast<size_t>(*windows) - 8;
+      const uint64_t huge = uint64_t{1} << 60;
+      std::memcpy(more.data() + last_end, &huge, 8);
+      EXPECT_FALSE((*view)->WithIndexWindow(3)->RestoreCounts(more).ok()) << "a count too big";
     }
   }
   EXPECT_GE(restored, 10);
