@@ -143,14 +143,8 @@ std::atomic<bool> daemonized{false};
 // would be kept in the clear), or no folder to keep it in.
 std::shared_ptr<tiledbfs::core::IndexStore> OpenIndex(const fs::CommandLine& cl, bool encrypted) {
   if (cl.index == "off" || (cl.index == "auto" && encrypted)) return nullptr;
-  std::string dir;
-  if (cl.index_dir) {
-    dir = *cl.index_dir;
-  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/') {
-    dir = std::string(xdg) + "/tiledbfs";
-  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
-    dir = std::string(home) + "/.cache/tiledbfs";
-  } else {
+  const std::string dir = cl.index_dir ? *cl.index_dir : tiledbfs::core::DefaultIndexDir();
+  if (dir.empty()) {
     std::fprintf(stderr, "tiledbfs: no index: neither XDG_CACHE_HOME nor HOME is set\n");
     return nullptr;
   }

@@ -11,6 +11,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <vector>
@@ -183,6 +184,16 @@ Status IndexStore::MakeFolder() {
     return Error::Io(fmt::format("cannot read: {}", Errno(errno)));
   }
   return Ok();
+}
+
+std::string DefaultIndexDir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/') {
+    return std::string(xdg) + "/tiledbfs";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
+    return std::string(home) + "/.cache/tiledbfs";
+  }
+  return "";
 }
 
 std::string IndexDigest(std::string_view text) {

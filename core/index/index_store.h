@@ -57,6 +57,11 @@ Result<Bytes> ParseIndexEntry(Bytes file, std::string_view key);
 // size for what is long to name (a view of thousands of fragments).
 std::string IndexDigest(std::string_view text);
 
+// The index folder when none is given: $XDG_CACHE_HOME/tiledbfs, else
+// $HOME/.cache/tiledbfs (each only if an absolute path); empty when
+// neither is set.
+std::string DefaultIndexDir();
+
 struct IndexOptions {
   std::string dir;                                 // made 0700 if missing
   uint64_t max_bytes = uint64_t{1} << 30;          // all entries together (-o index_size)

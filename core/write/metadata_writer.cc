@@ -9,8 +9,8 @@
 #include <map>
 
 #include "core/array/array.h"
-#include "core/write/atomic_file.h"
 #include "core/util/byte_writer.h"
+#include "core/write/atomic_file.h"
 #include "core/write/filter_writer.h"
 #include "core/write/fragment_writer.h"
 #include "core/write/schema_writer.h"

@@ -553,7 +553,14 @@ class StreamedFile final : public OpenFile {
     // Room for the piece and for the widest value a renderer reserves at
     // its end, so that the buffer does not reallocate.
     text.reserve(room + 64);
-    TRY(renderer_->Render(first, count, text, state));
+    core::Status rendered = renderer_->Render(first, count, text, state);
+    // The layout's cells are past the view's: the layout (kept by the
+    // persistent index, say) is not of these cells.
+    if (!rendered.ok() && rendered.error().code() == core::ErrorCode::kInvalidArgument) {
+      return Error::Corrupt(fmt::format("cells [{}, +{}) of a layout of {}: {}", first, count,
+                                        l.cells, rendered.error().message()));
+    }
+    TRY(rendered);
     if (expected && text.size() != *expected) {
       return Error::Corrupt(fmt::format("cells [{}, +{}) rendered to {} bytes, layout says {}",
                                         first, count, text.size(), *expected));

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "core/filters/filter_pipeline.h"
-#include "core/util/bytes.h"
 #include "core/util/byte_writer.h"
+#include "core/util/bytes.h"
 
 namespace tiledbfs::core::testing {
 

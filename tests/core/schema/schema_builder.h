@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/util/bytes.h"
 #include "core/util/byte_writer.h"
+#include "core/util/bytes.h"
 
 namespace tiledbfs::core::testing {
 
