@@ -484,11 +484,14 @@ std::shared_ptr<const CellRenderer> RendererFor(const ArrayTree::Scope& scope,
 }  // namespace
 
 std::string ArrayTree::IndexKey(const Scope& scope) const {
-  // What decides the layouts besides the cells: how they are cut, and the
-  // windows of the counts (cut by the cache's size).
+  // What decides the layouts besides the cells: how they are cut, and, for
+  // a view indexed in windows, their size (the cache's: IndexWindowCells),
+  // which the counts kept are of.
+  Result<size_t> windows = scope.view->IndexWindows();
+  const uint64_t window = windows.ok() && *windows > 0 ? scope.view->index_window_cells() : 0;
   return fmt::format("tiledbfs view {}\npiece {} batch {} window {}\n{}", kIndexedViewFormat,
-                     options_.piece_cells, options_.layout_batch_cells,
-                     scope.view->index_window_cells(), core::IndexDigest(scope.view->Identity()));
+                     options_.piece_cells, options_.layout_batch_cells, window,
+                     core::IndexDigest(scope.view->Identity()));
 }
 
 std::shared_ptr<const StreamLayout> ArrayTree::PutLayouts(const Scope& scope, ViewLayouts all,
@@ -517,29 +520,38 @@ std::shared_ptr<const StreamLayout> ArrayTree::PutLayouts(const Scope& scope, Vi
   return wanted;
 }
 
-bool ArrayTree::FromIndex(const Scope& scope) {
-  if (!options_.index || scope.diff) return false;
+std::shared_ptr<const StreamLayout> ArrayTree::FromIndex(const Scope& scope, PendingLayout* pending,
+                                                         const std::string& key) {
+  if (!options_.index || scope.diff) return nullptr;
   {
-    // Once per view: a view not in the index is not looked for again.
+    // A view not in the index is not looked for again until ToIndex puts
+    // it there; one that is, is read again once its layouts left the cache.
     std::lock_guard<std::mutex> lock(mu_);
-    if (index_tried_.size() > 4096) index_tried_.clear();
-    if (!index_tried_.insert(scope.key).second) return false;
+    if (index_missing_.count(scope.key) != 0) return nullptr;
   }
+  auto missing = [&]() -> std::shared_ptr<const StreamLayout> {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (index_missing_.size() >= 4096) index_missing_.clear();
+    index_missing_.insert(scope.key);
+    return nullptr;
+  };
   std::optional<std::string> got = options_.index->Get(IndexKey(scope));
-  if (!got) return false;
+  if (!got) return missing();
   // Checked whole by the store: what does not fit here is of a view cut
   // otherwise, and the pass replaces it.
   Result<IndexedView> saved = LoadIndexedView(*got);
-  if (!saved.ok()) return false;
-  if (!saved->counts.empty() && !scope.view->RestoreCounts(saved->counts).ok()) return false;
-  PutLayouts(scope, std::move(saved->layouts), nullptr, "");
-  return true;
+  if (!saved.ok()) return missing();
+  if (!saved->counts.empty() && !scope.view->RestoreCounts(saved->counts).ok()) return missing();
+  return PutLayouts(scope, std::move(saved->layouts), pending, key);
 }
 
 void ArrayTree::ToIndex(const Scope& scope, const ViewLayouts& layouts) {
   if (!options_.index || scope.diff) return;
   options_.index->Put(IndexKey(scope),
                       SaveIndexedView(IndexedView{scope.view->SaveCounts(), layouts}));
+  std::lock_guard<std::mutex> lock(mu_);
+  index_missing_.erase(scope.key);
+  index_counted_.insert(scope.key);  // counted by the pass
 }
 
 Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope,
@@ -565,9 +577,7 @@ Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope
   if (auto it = pending->layouts.find(key); it != pending->layouts.end()) return it->second;
   auto computed = [&]() -> Result<std::shared_ptr<const StreamLayout>> {
     if (auto hit = caches_->layouts.Get(key)) return hit;
-    if (FromIndex(scope)) {
-      if (auto hit = caches_->layouts.Get(key)) return hit;
-    }
+    if (auto indexed = FromIndex(scope, pending.get(), key)) return indexed;
     ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
     uint64_t piece = options_.piece_cells != 0 ? options_.piece_cells : DefaultPieceCells(cells);
     // Every text file of the view from the one pass: data.csv, each .txt,
@@ -611,7 +621,16 @@ Result<uint64_t> SizeOfCells(uint64_t header, uint64_t cells, uint64_t cell_size
 Result<uint64_t> ArrayTree::CellFileSize(const Scope& scope, const CellFile& f) {
   using Kind = CellFile::Kind;
   // A sparse view's cells counted on an earlier mount: no window to build.
-  if (!scope.view->dense() && (f.kind == Kind::kFixed || f.kind == Kind::kNpy)) FromIndex(scope);
+  // Once per view: its layouts come with them, and stay cached.
+  if (!scope.view->dense() && (f.kind == Kind::kFixed || f.kind == Kind::kNpy)) {
+    bool first;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (index_counted_.size() >= 4096) index_counted_.clear();
+      first = index_counted_.insert(scope.key).second;
+    }
+    if (first) FromIndex(scope, nullptr, "");
+  }
   switch (f.kind) {
     case Kind::kFixed: {
       ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());

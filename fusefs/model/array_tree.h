@@ -121,12 +121,13 @@ class ArrayTree final : public Tree {
                                                  PendingLayout* pending, const std::string& key);
   // The persistent index (TreeOptions::index): what it keeps of a view is
   // keyed by the view's cells (ArrayView::Identity) and how its files are
-  // cut. FromIndex gives the view back its windows' counts and caches its
-  // text files' layouts, once per view; false where it did not (no index,
-  // no entry, or one that does not fit: the pass then runs, and ToIndex
-  // replaces it).
+  // cut. FromIndex gives the view back its windows' counts, caches its
+  // text files' layouts (PutLayouts) and returns the one under `key`; null
+  // where there is none (no index, no entry, or one that does not fit: the
+  // pass then runs, and ToIndex replaces it).
   std::string IndexKey(const Scope& scope) const;
-  bool FromIndex(const Scope& scope);
+  std::shared_ptr<const StreamLayout> FromIndex(const Scope& scope, PendingLayout* pending,
+                                                const std::string& key);
   void ToIndex(const Scope& scope, const ViewLayouts& layouts);
   Result<std::vector<std::string>> Names(const Scope& scope, const std::vector<std::string>& rest);
   Result<NodeAttr> Attr(const Scope& scope, const std::vector<std::string>& rest);
@@ -154,7 +155,8 @@ class ArrayTree final : public Tree {
   std::mutex diff_mu_;
   std::pair<std::string, std::shared_ptr<const DiffFiles>> last_diff_;  // (diff_mu_)
   std::atomic<uint64_t> layout_passes_{0};
-  std::set<std::string> index_tried_;  // views FromIndex looked up (under mu_)
+  std::set<std::string> index_missing_;  // views FromIndex did not find (under mu_)
+  std::set<std::string> index_counted_;  // views whose counts were looked up (under mu_)
   // Layout passes under way, by cache key (under mu_).
   // A view's layout pass under way (one per view: it lays out every text
   // file of the view) and, once done, what it made, by cache key.

@@ -43,9 +43,11 @@ struct Opened {
   ArrayTree* array = nullptr;
 };
 
-Opened OpenArray(const fs::path& dir, std::shared_ptr<core::IndexStore> index) {
+Opened OpenArray(const fs::path& dir, std::shared_ptr<core::IndexStore> index,
+                 uint64_t cache_bytes = uint64_t{256} << 20) {
   TreeOptions options;
   options.piece_cells = 3;  // many pieces on small arrays
+  options.cache_bytes = cache_bytes;
   options.index = std::move(index);
   auto opened = OpenTree(dir.string(), options);
   EXPECT_TRUE(opened.ok()) << opened.error().ToString();
@@ -142,6 +144,24 @@ TEST(IndexTest, ARemountLaysOutNothingAndReadsTheSameBytes) {
     EXPECT_GT(again->stats().hits, 0u);
     EXPECT_TRUE(log.empty()) << log.front();
   }
+}
+
+// With a cache too small to keep a view's layouts between files, they are
+// read from the index again, not laid out again.
+TEST(IndexTest, LayoutsThatLeftTheCacheComeBackFromTheIndex) {
+  const fs::path array = kCorpus / "types";
+  TempDir dir;
+  std::vector<std::string> log;
+  Opened first = OpenArray(array, StoreIn(dir.path(), &log));
+  ASSERT_NE(first.array, nullptr);
+  const std::vector<std::string> files = FilesOf(*first.tree);
+  const auto want = ReadAll(*first.tree, files);
+  auto store = StoreIn(dir.path(), &log);
+  Opened small = OpenArray(array, store, 16 << 10);
+  ASSERT_NE(small.array, nullptr);
+  EXPECT_EQ(ReadAll(*small.tree, files), want);
+  EXPECT_EQ(small.array->layout_passes(), 0u);
+  EXPECT_GT(store->stats().hits, 4u) << "the entries read again as layouts left the cache";
 }
 
 TEST(IndexTest, EntriesThatDoNotCheckAreRebuilt) {
