@@ -118,14 +118,14 @@ TSAN_TESTS=(
   "fusefs_fuse_tests:MountDevice.*:SetMountReadahead.*:InodeTable.*:Paths.*"
 )
 
-# Without precompiled headers: each file compiled on its own includes (so CI
-# sees a missing #include), and GCC 12 under TSan warns falsely of std::string
-# copies (-Warray-bounds, core/filters/compressors.cc) with them.
+# Without precompiled headers or unity batches: each file compiled on its own
+# includes (so CI sees a missing #include), and GCC 12 under TSan warns falsely
+# of std::string copies (-Warray-bounds, core/filters/compressors.cc) with them.
 build_tsan() {
   local t targets=()
   for t in "${TSAN_TESTS[@]}"; do targets+=("${t%%:*}"); done
   cmake -S "$TILEDBFS_ROOT" -B "$TILEDBFS_ROOT/build-tsan" "$werror" -DTILEDBFS_TSAN=ON \
-    -DTILEDBFS_BUILD_FUZZ=OFF -DTILEDBFS_PCH=OFF -DCMAKE_BUILD_TYPE=Debug \
+    -DTILEDBFS_BUILD_FUZZ=OFF -DTILEDBFS_PCH=OFF -DTILEDBFS_UNITY=OFF -DCMAKE_BUILD_TYPE=Debug \
     "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" >/dev/null
   cmake --build "$TILEDBFS_ROOT/build-tsan" -j "$(nproc)" --target "${targets[@]}"
 }

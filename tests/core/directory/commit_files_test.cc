@@ -7,7 +7,7 @@
 
 #include "core/directory/array_directory.h"
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::commit_files_test {
 namespace {
 
 const std::string kCorpus = std::string(TILEDBFS_TEST_DATA) + "/corpus/arrays/";
@@ -233,4 +233,4 @@ TEST(ParseConsolidatedCommits, LegacyOkEntries) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::commit_files_test

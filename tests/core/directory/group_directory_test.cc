@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::group_directory_test {
 namespace {
 
 const std::string kCorpus = std::string(TILEDBFS_TEST_DATA) + "/corpus/arrays/";
@@ -108,4 +108,4 @@ TEST(ListGroup, Limits) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::group_directory_test

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::timestamped_name_test {
 namespace {
 
 const std::string kUuid = "0a727644d38fba35fc13099ca5ac7d1d";
@@ -160,4 +160,4 @@ TEST(TimestampedName, EveryPrefixParsesOrFailsCleanly) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::timestamped_name_test

@@ -10,7 +10,7 @@
 #include "core/filters/filter_pipeline.h"
 #include "tests/core/filters/test_util.h"
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::encrypted_test {
 namespace {
 
 using testing::CorpusPath;
@@ -152,4 +152,4 @@ TEST(EncryptedCorpusTest, FlippedCiphertextByteFailsAuthentication) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::encrypted_test

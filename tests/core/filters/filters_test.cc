@@ -14,7 +14,7 @@
 #include "core/filters/filter_pipeline.h"
 #include "tests/core/filters/test_util.h"
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::filters_test {
 namespace {
 
 using testing::ByteWriter;
@@ -700,4 +700,4 @@ TEST(ChunkFramingTest, LimitIsOutOfMemory) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::filters_test

@@ -6,7 +6,7 @@
 
 #include "tests/core/filters/test_util.h"
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::generic_tile_test {
 namespace {
 
 using testing::CorpusPath;
@@ -220,4 +220,4 @@ TEST(GenericTileTest, OversizedLengthsAllocateNothing) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::generic_tile_test

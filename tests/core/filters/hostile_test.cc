@@ -37,7 +37,7 @@ void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
 void operator delete[](void* p, size_t) noexcept { std::free(p); }
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::hostile_test {
 namespace {
 
 using testing::ByteWriter;
@@ -221,4 +221,4 @@ TEST_F(HostileTest, VarStringRunsOfEmptyStrings) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::hostile_test

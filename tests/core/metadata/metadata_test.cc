@@ -7,7 +7,7 @@
 #include "core/tile/generic_tile.h"
 #include "tests/core/metadata/test_util.h"
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::metadata_test {
 namespace {
 
 using testing::ByteWriter;
@@ -387,4 +387,4 @@ TEST(MetadataSelectTest, CorruptPayloadNamesTheFile) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::metadata_test

@@ -19,7 +19,7 @@
 #include "core/read/stored_order.h"
 #include "tests/core/read/corpus_key.h"
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::stored_cells_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -129,4 +129,4 @@ TEST(StoredCellsTest, CorpusViewsKeepingEveryStoredCellHoldThemAll) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::stored_cells_test

@@ -2,6 +2,7 @@
 // docs/style.md).
 #pragma once
 
+#include <cstring>
 #include <vector>
 
 #include "core/util/bytes.h"
@@ -16,6 +17,14 @@ ByteVec Raw(const std::vector<T>& v) {
 template <class T>
 ByteVec One(T v) {
   return Raw(std::vector<T>{v});
+}
+
+// A field's bytes as values (the inverse of Raw).
+template <class T>
+std::vector<T> As(const ByteVec& b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
 }
 
 }  // namespace tiledbfs::core

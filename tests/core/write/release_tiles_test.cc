@@ -20,7 +20,7 @@
 #include "core/read/tile_source.h"
 #include "tests/core/write/temp_array.h"
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::release_tiles_test {
 namespace {
 
 constexpr uint64_t kCapacity = 500;
@@ -308,4 +308,4 @@ TEST_F(ReleaseTilesTest, StoredChunksDropTheTilesTheyFinish) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::release_tiles_test

@@ -20,24 +20,12 @@
 #include "core/write/fragment_stream.h"
 #include "core/write/fragment_writer.h"
 #include "core/write/schema_writer.h"
+#include "tests/core/write/raw_values.h"
 
 namespace tiledbfs::core {
 namespace {
 
 namespace fs = std::filesystem;
-
-template <class T>
-ByteVec One(T v) {
-  ByteVec out(sizeof(T), 0);
-  std::memcpy(out.data(), &v, sizeof(T));
-  return out;
-}
-template <class T>
-std::vector<T> As(const ByteVec& b) {
-  std::vector<T> v(b.size() / sizeof(T));
-  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
-  return v;
-}
 
 std::string ReadFileBytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

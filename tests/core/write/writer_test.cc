@@ -22,18 +22,11 @@
 #include "tests/core/write/raw_values.h"
 #include "tests/core/write/temp_array.h"
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::writer_test {
 namespace {
 
 namespace fs = std::filesystem;
 const fs::path kCorpus = fs::path(TILEDBFS_TEST_DATA) / "corpus";
-
-template <class T>
-std::vector<T> As(const ByteVec& b) {
-  std::vector<T> v(b.size() / sizeof(T));
-  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
-  return v;
-}
 
 Filter F(FilterType t, int32_t level = -1, uint32_t window = 0) {
   Filter f;
@@ -434,9 +427,9 @@ TEST_F(ArrayWriteTest, FailedWritesLeaveNoFragment) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::writer_test
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::writer_test {
 namespace {
 
 // Rewrites the first fragment of a corpus array with our writer (the same
@@ -547,9 +540,9 @@ TEST(RewriteTest, FragmentMetadataMatchesTileDBs) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::writer_test
 
-namespace tiledbfs::core {
+namespace tiledbfs::core::writer_test {
 namespace {
 
 // The tool end to end: create from schema.json, write CSVs, bad rows
@@ -734,4 +727,4 @@ TEST_F(MkarrayToolTest, SyntheticFragmentsAndCountsFromTheCommandLine) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::core
+}  // namespace tiledbfs::core::writer_test

@@ -16,7 +16,7 @@
 #include "fusefs/model/array_tree.h"
 #include "tests/fusefs/model/read_file.h"
 
-namespace tiledbfs::fusefs {
+namespace tiledbfs::fusefs::index_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -205,4 +205,4 @@ TEST(IndexTest, EntriesThatDoNotCheckAreRebuilt) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::fusefs
+}  // namespace tiledbfs::fusefs::index_test

@@ -30,7 +30,7 @@
 #include "fusefs/render/npy.h"
 #include "tests/fusefs/model/read_file.h"
 
-namespace tiledbfs::fusefs {
+namespace tiledbfs::fusefs::streamed_file_corpus_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -378,4 +378,4 @@ TEST_F(GeneratedArrayTest, DenseMultiBatchFilesEqualWholeRendering) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::fusefs
+}  // namespace tiledbfs::fusefs::streamed_file_corpus_test

@@ -18,7 +18,7 @@
 #include "fusefs/model/array_tree.h"
 #include "tests/fusefs/model/read_file.h"
 
-namespace tiledbfs::fusefs {
+namespace tiledbfs::fusefs::streamed_file_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -526,4 +526,4 @@ TEST(StreamedFileTest, OnePassLaysOutEveryTextFileOfAView) {
 }
 
 }  // namespace
-}  // namespace tiledbfs::fusefs
+}  // namespace tiledbfs::fusefs::streamed_file_test
