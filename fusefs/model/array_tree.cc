@@ -535,25 +535,13 @@ std::shared_ptr<const StreamLayout> ArrayTree::FromIndex(const Scope& scope, Pen
     index_missing_.insert(scope.key);
     return nullptr;
   };
-  const std::string index_key = IndexKey(scope);
-  std::optional<std::string> got = options_.index->Get(index_key);
+  std::optional<std::string> got = options_.index->Get(IndexKey(scope));
   if (!got) return missing();
   // Checked whole by the store: what does not fit here is of a view cut
   // otherwise, and the pass replaces it.
   Result<IndexedView> saved = LoadIndexedView(*got);
   if (!saved.ok()) return missing();
   if (!saved->counts.empty() && !scope.view->RestoreCounts(saved->counts).ok()) return missing();
-  // Cells found not to fit a layout (a fragment rewritten under its name
-  // with other bytes of the same sizes) drop the entry, once: that read
-  // fails, and the next mount lays the view out again.
-  auto drop = [index = options_.index, index_key,
-               once = std::make_shared<std::atomic<bool>>(false)](const std::string& why) {
-    if (!once->exchange(true)) index->Drop(index_key, why);
-  };
-  saved->layouts.csv.on_mismatch = drop;
-  for (auto* files : {&saved->layouts.txt, &saved->layouts.var_data}) {
-    for (auto& [field, layout] : *files) layout.on_mismatch = drop;
-  }
   return PutLayouts(scope, std::move(saved->layouts), pending, key);
 }
 
