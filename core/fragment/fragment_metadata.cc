@@ -213,7 +213,7 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::Load(
   m->storage_ = std::move(storage);
   m->dir_ = fragment_dir;
   m->name_ = name;
-  m->key_ = key;
+  if (key != nullptr) m->key_ = *key;
   m->limits_ = limits;
   m->footer_offset_ = footer_offset;
   m->meta_file_size_ = file_size;
@@ -242,7 +242,7 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::FromFooter(
   m->storage_ = std::move(storage);
   m->dir_ = fragment_dir;
   m->name_ = name;
-  m->key_ = key;
+  if (key != nullptr) m->key_ = *key;
   m->limits_ = limits;
   m->has_consolidated_footer_ = true;
   if (auto found = schemas.find(prefix.array_schema_name);
@@ -278,7 +278,7 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::LoadLegacy(
   m->storage_ = std::move(storage);
   m->dir_ = fragment_dir;
   m->name_ = name;
-  m->key_ = key;
+  if (key != nullptr) m->key_ = *key;
   m->limits_ = limits;
   m->meta_file_size_ = file_size;
   m->schema_ = std::move(schema);
@@ -461,15 +461,15 @@ Result<ByteVec> FragmentMetadata::ReadSection(uint64_t offset, std::string_view 
     if (AddOverflow(kGenericTileFixedHeaderSize + pipeline_size, persisted, &total) ||
         total > rest.size()) {
       // Let the parser name the field that does not fit.
-      ASSIGN_OR_RETURN(GenericTile t, DecodeGenericTile(rest, meta, offset, key_, limits_));
+      ASSIGN_OR_RETURN(GenericTile t, DecodeGenericTile(rest, meta, offset, key(), limits_));
       (void)t;
       return Error::Corrupt(fmt::format("{}: offset {}: generic tile: truncated", meta, offset));
     }
     ASSIGN_OR_RETURN(GenericTile tile,
-                     DecodeGenericTile(rest.subspan(0, total), meta, offset, key_, limits_));
+                     DecodeGenericTile(rest.subspan(0, total), meta, offset, key(), limits_));
     return std::move(tile.data);
   }
-  Result<GenericTile> tile = ReadGenericTile(*storage_, meta, offset, key_, limits_);
+  Result<GenericTile> tile = ReadGenericTile(*storage_, meta, offset, key(), limits_);
   // The file gone under an open view (a vacuum removed the fragment before
   // this section was loaded) is an I/O error of the read that needs it, not
   // a name that does not exist.

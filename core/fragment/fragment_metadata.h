@@ -148,7 +148,7 @@ class FragmentMetadata {
   Result<TileLocation> ValidityTile(FieldRef f, uint64_t tile) const;
 
   const Storage& storage() const { return *storage_; }
-  const EncryptionKey* key() const { return key_; }
+  const EncryptionKey* key() const { return key_ ? &*key_ : nullptr; }
 
  private:
   FragmentMetadata() = default;
@@ -191,7 +191,9 @@ class FragmentMetadata {
   TimestampedName name_;
   FragmentFooter footer_;
   std::shared_ptr<const ArraySchema> schema_;
-  const EncryptionKey* key_ = nullptr;
+  // A copy: views (and their fragments) may outlive the Array whose key
+  // they were loaded with.
+  std::optional<EncryptionKey> key_;
   Limits limits_;
   bool has_consolidated_footer_ = false;
   // Offset of the footer in __fragment_metadata.tdb (sections lie before
