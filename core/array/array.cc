@@ -9,6 +9,7 @@
 
 #include "core/array/array_view.h"
 #include "core/array/conditions.h"
+#include "core/index/index_store.h"
 #include "core/read/sparse_windows.h"
 #include "core/tile/generic_tile.h"
 #include "core/util/parallel.h"
@@ -415,6 +416,73 @@ Array::FolderStamps Array::TakeStamps(const Storage& storage, const FolderStamps
   }
   s.valid = true;
   return s;
+}
+
+Result<std::string> Array::VersionOf(const std::string& path) const {
+  if (auto it = versions_.find(path); it != versions_.end()) return it->second;
+  auto digest = [](const std::vector<DirEntry>& files, size_t from, size_t to) {
+    std::string text;
+    for (size_t i = from; i < to; ++i) {
+      text += fmt::format("{} {} {}\n", files[i].name, files[i].size, files[i].version);
+    }
+    return IndexDigest(text);
+  };
+  const size_t slash = path.find('/');
+  if (slash == std::string::npos) {
+    // At the root: a legacy fragment's folder or a legacy schema file.
+    ASSIGN_OR_RETURN(std::vector<DirEntry> root, storage_->List(""));
+    auto it =
+        std::find_if(root.begin(), root.end(), [&](const DirEntry& e) { return e.name == path; });
+    if (it == root.end())
+      return Error::NotFound(fmt::format("{}: not in the array's folder", path));
+    std::vector<DirEntry> files;
+    if (it->is_dir) {
+      ASSIGN_OR_RETURN(files, storage_->ListTree(path, limits_.max_files));
+    } else {
+      files.push_back(*it);
+    }
+    return versions_[path] = digest(files, 0, files.size());
+  }
+  // Below a top folder: the folder is listed once, and a digest kept for
+  // each of its entries (a fragment's folder, a commit file).
+  const std::string top = path.substr(0, slash);
+  if (versions_listed_.insert(top).second) {
+    ASSIGN_OR_RETURN(std::vector<DirEntry> files, storage_->ListTree(top, limits_.max_files));
+    for (size_t from = 0; from < files.size();) {
+      const std::string child = files[from].name.substr(0, files[from].name.find('/'));
+      size_t to = from + 1;
+      while (to < files.size() && files[to].name.starts_with(child) &&
+             (files[to].name.size() == child.size() || files[to].name[child.size()] == '/')) {
+        ++to;
+      }
+      versions_[JoinPath(top, child)] = digest(files, from, to);
+      from = to;
+    }
+  }
+  if (auto it = versions_.find(path); it != versions_.end()) return it->second;
+  return Error::NotFound(fmt::format("{}: not listed in {}/", path, top));
+}
+
+Result<std::string> Array::FileVersions(const ArrayView& view) const {
+  std::lock_guard<std::mutex> lock(versions_mu_);
+  std::string out;
+  auto add = [&](const std::string& path) -> Status {
+    ASSIGN_OR_RETURN(std::string v, VersionOf(path));
+    out += fmt::format("{} {}\n", path, v);
+    return Ok();
+  };
+  for (const SchemaFile& s : listing_.schemas) {
+    if (s.name == view.schema().name) TRY(add(s.path));
+  }
+  // Enumerations are read with the schema.
+  if (listing_.has_enumerations_dir) TRY(add("__schema/__enumerations"));
+  for (const auto& f : view.fragments()) TRY(add(f->dir()));
+  for (const std::string& marker : view.DeleteMarkers()) {
+    for (const ConditionCommit& c : listing_.conditions) {
+      if (c.name.name + c.name.extension == marker) TRY(add(c.path));
+    }
+  }
+  return out;
 }
 
 bool Array::Changed() const {

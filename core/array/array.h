@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -88,6 +89,15 @@ class Array {
   // Decoded tiles shared by this array's views.
   std::shared_ptr<TileCache> tile_cache() const { return tile_cache_; }
   void set_tile_cache(std::shared_ptr<TileCache> cache) { tile_cache_ = std::move(cache); }
+
+  // What the files `view` reads hold, as far as their listings tell without
+  // reading them: the sizes and versions (DirEntry::version) of its schema
+  // folder's files, of each fragment's and of each delete commit. For keys
+  // of what is computed from those bytes (the persistent index): a fragment
+  // rewritten under its name, or a damaged copy of an array whose names and
+  // sizes match, gets another key. Each top folder is listed once per Array
+  // (Storage::ListTree), and only its digests are kept.
+  Result<std::string> FileVersions(const ArrayView& view) const;
 
   // True if the array folder changed since this Array was opened (a new
   // commit, vacuum or metadata file): the caller reopens. Cheap when the
@@ -171,6 +181,12 @@ class Array {
   std::vector<ConsolidatedFragmentMeta> consolidated_files_;
   std::vector<const ConsolidatedFooter*> consolidated_footers_;
   bool consolidated_loaded_ = false;
+  // A digest of the files at or under `path` (FileVersions), with
+  // versions_mu_ held.
+  Result<std::string> VersionOf(const std::string& path) const;
+  mutable std::mutex versions_mu_;
+  mutable std::unordered_map<std::string, std::string> versions_;  // path -> digest
+  mutable std::set<std::string> versions_listed_;                  // top folders listed
   mutable std::mutex stamps_mu_;
   mutable FolderStamps stamps_;  // taken before listing_ (or an equal listing)
 };

@@ -78,10 +78,10 @@ class ArrayView {
   }
   // What the view's cells are made of, as text: the schema, the instant,
   // the slice, the delete conditions and each fragment by name and by the
-  // sizes its footer records (a fragment rewritten under its name with
-  // other bytes changes them). Two views with the same Identity hold the
-  // same cells in the same order: the key of what the persistent index
-  // keeps of a view.
+  // sizes its footer records. With Array::FileVersions (which tells apart
+  // files rewritten with other bytes of the same sizes), the key of what
+  // the persistent index keeps of a view: two views with the same of both
+  // hold the same cells in the same order.
   std::string Identity() const;
   // The sparse windows' counts (SparseWindows::SaveCounts) once every
   // window is counted; empty for other views.

@@ -317,6 +317,21 @@ void IndexStore::Reject(const std::string& path, std::optional<FileId> id, const
   Log(fmt::format("index entry {}: {}; ignored, {}", path, e.ToString(), done));
 }
 
+void IndexStore::Drop(const std::string& key, const std::string& why) {
+  if (!usable_) return;
+  const std::string path = PathOf(key);
+  if (!path.ends_with(kSuffix)) return;  // no SHA-256 (PathOf)
+  std::string done = "removed";
+  if (::unlink(path.c_str()) == 0) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  } else if (errno == ENOENT) {
+    done = "already gone";
+  } else {
+    done = fmt::format("cannot remove it: {}", Errno(errno));
+  }
+  Log(fmt::format("index entry {} does not fit its view: {}; {}", path, why, done));
+}
+
 void IndexStore::Put(const std::string& key, std::string_view payload) {
   if (!usable_) return;
   const std::string path = PathOf(key);
@@ -430,6 +445,7 @@ IndexStats IndexStore::stats() const {
   s.writes = writes_.load(std::memory_order_relaxed);
   s.write_failures = write_failures_.load(std::memory_order_relaxed);
   s.evicted = evicted_.load(std::memory_order_relaxed);
+  s.dropped = dropped_.load(std::memory_order_relaxed);
   return s;
 }
 

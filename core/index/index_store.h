@@ -70,9 +70,11 @@ struct IndexOptions {
 };
 
 // Counts since Open. `misses` includes the `rejected` Gets; `write_failures`
-// every Put that stored nothing (too big, or the folder failed).
+// every Put that stored nothing (too big, or the folder failed); `dropped`
+// the entries Drop removed.
 struct IndexStats {
-  uint64_t hits = 0, misses = 0, rejected = 0, writes = 0, write_failures = 0, evicted = 0;
+  uint64_t hits = 0, misses = 0, rejected = 0, writes = 0, write_failures = 0, evicted = 0,
+           dropped = 0;
 };
 
 // Thread-safe: one store is shared by all threads of a mount, and several
@@ -108,6 +110,12 @@ class IndexStore {
   // with a payload older than the last Put.
   void Put(const std::string& key, std::string_view payload);
 
+  // Removes the entry under `key`, with one log line saying `why`: a payload
+  // that checked but turned out not to fit what it describes (a fragment
+  // rewritten with other bytes of the same sizes), so that the next mount
+  // builds it again rather than trusting it.
+  void Drop(const std::string& key, const std::string& why);
+
   IndexStats stats() const;
 
   // The path of the entry file for `key` (tests corrupt it).
@@ -138,7 +146,7 @@ class IndexStore {
   std::atomic<bool> logged_write_failure_{false};
   std::atomic<bool> logged_too_big_{false};
   std::atomic<uint64_t> hits_{0}, misses_{0}, rejected_{0}, writes_{0}, write_failures_{0},
-      evicted_{0};
+      evicted_{0}, dropped_{0};
 };
 
 }  // namespace tiledbfs::core

@@ -14,6 +14,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <string_view>
 
 #include "core/storage/uring_reader.h"
 
@@ -38,6 +40,32 @@ std::vector<Result<ByteVec>> Storage::ReadMany(std::span<const ReadRequest> requ
   std::vector<Result<ByteVec>> out;
   out.reserve(requests.size());
   for (const ReadRequest& r : requests) out.push_back(Read(r.path, r.offset, r.n));
+  return out;
+}
+
+Result<std::vector<DirEntry>> Storage::ListTree(const std::string& dir, size_t max_files) const {
+  std::vector<DirEntry> out;
+  std::vector<std::string> folders{""};  // below `dir`, still to list
+  while (!folders.empty()) {
+    const std::string below = std::move(folders.back());
+    folders.pop_back();
+    ASSIGN_OR_RETURN(std::vector<DirEntry> entries, List(JoinPath(dir, below)));
+    for (DirEntry& e : entries) {
+      e.name = JoinPath(below, e.name);
+      if (e.is_dir) {
+        folders.push_back(std::move(e.name));
+      } else {
+        out.push_back(std::move(e));
+      }
+      // Folders count too: a link back to an ancestor ends here.
+      if (out.size() + folders.size() > max_files) {
+        return Error::OutOfMemory(
+            fmt::format("{}/{}: more than {} files and folders", root(), dir, max_files));
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   return out;
 }
 
@@ -364,7 +392,10 @@ Result<std::vector<DirEntry>> LocalStorage::ListEntries(const std::string& dir, 
       struct stat st;
       if (fstatat(dirfd(d), e->d_name, &st, 0) != 0) continue;  // dangling link
       de.is_dir = S_ISDIR(st.st_mode);
-      de.size = de.is_dir ? 0 : static_cast<uint64_t>(st.st_size);
+      if (!de.is_dir) {
+        de.size = static_cast<uint64_t>(st.st_size);
+        de.version = fmt::format("{}.{:09}", st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+      }
     }
     de.name = std::move(name);
     out.push_back(std::move(de));
@@ -435,8 +466,12 @@ Result<std::vector<DirEntry>> MemoryStorage::List(const std::string& dir) const 
     DirEntry e;
     e.name = rest.substr(0, slash);
     e.is_dir = slash != std::string::npos;
-    e.size = e.is_dir ? 0 : data.size();
     if (!out.empty() && out.back().name == e.name) continue;
+    if (!e.is_dir) {
+      e.size = data.size();
+      const std::string_view bytes(reinterpret_cast<const char*>(data.data()), data.size());
+      e.version = fmt::format("{:016x}", std::hash<std::string_view>{}(bytes));
+    }
     out.push_back(std::move(e));
   }
   if (!found) return Error::NotFound(fmt::format("{}: no such directory", dir));

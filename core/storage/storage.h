@@ -22,6 +22,12 @@ struct DirEntry {
   std::string name;
   bool is_dir = false;
   uint64_t size = 0;  // files only
+  // Files only, where sizes are listed: what changes when the file is
+  // written again (LocalStorage: its modification time, which a copy that
+  // keeps it, as `cp -a`, keeps too; S3: its ETag; MemoryStorage: a hash
+  // of its bytes), so that files of the same name and size but other bytes
+  // are told apart without reading them.
+  std::string version;
 };
 
 // A file's size, and its bytes when it is small enough (Storage::ReadIfSmall).
@@ -56,6 +62,12 @@ class Storage {
   virtual Result<std::vector<DirEntry>> ListKinds(const std::string& dir) const {
     return List(dir);
   }
+  // Every file under `dir` at any depth, `name` being its path below `dir`
+  // ("a/b.tdb"), with size and version; sorted by name. kNotFound if `dir`
+  // does not exist; kOutOfMemory past `max_files` entries. A List per
+  // folder here; S3Storage lists the whole prefix at once (a request per
+  // 1000 files).
+  virtual Result<std::vector<DirEntry>> ListTree(const std::string& dir, size_t max_files) const;
   // Whether a file or directory exists.
   virtual bool Exists(const std::string& path) const = 0;
   virtual bool IsDir(const std::string& path) const = 0;

@@ -483,7 +483,9 @@ std::shared_ptr<const CellRenderer> RendererFor(const ArrayTree::Scope& scope,
 
 }  // namespace
 
-std::string ArrayTree::IndexKey(const Scope& scope) const {
+std::optional<std::string> ArrayTree::IndexKey(const Scope& scope) const {
+  Result<std::string> versions = scope.array->FileVersions(*scope.view);
+  if (!versions.ok()) return std::nullopt;
   // What decides the layouts besides the cells: how they are cut, and, for
   // a view indexed in windows, their size (the cache's: IndexWindowCells),
   // which the counts kept are of.
@@ -491,7 +493,7 @@ std::string ArrayTree::IndexKey(const Scope& scope) const {
   const uint64_t window = windows.ok() && *windows > 0 ? scope.view->index_window_cells() : 0;
   return fmt::format("tiledbfs view {}\npiece {} batch {} window {}\n{}", kIndexedViewFormat,
                      options_.piece_cells, options_.layout_batch_cells, window,
-                     core::IndexDigest(scope.view->Identity()));
+                     core::IndexDigest(scope.view->Identity() + *versions));
 }
 
 std::shared_ptr<const StreamLayout> ArrayTree::PutLayouts(const Scope& scope, ViewLayouts all,
@@ -535,20 +537,34 @@ std::shared_ptr<const StreamLayout> ArrayTree::FromIndex(const Scope& scope, Pen
     index_missing_.insert(scope.key);
     return nullptr;
   };
-  std::optional<std::string> got = options_.index->Get(IndexKey(scope));
+  const std::optional<std::string> index_key = IndexKey(scope);
+  if (!index_key) return missing();
+  std::optional<std::string> got = options_.index->Get(*index_key);
   if (!got) return missing();
   // Checked whole by the store: what does not fit here is of a view cut
   // otherwise, and the pass replaces it.
   Result<IndexedView> saved = LoadIndexedView(*got);
   if (!saved.ok()) return missing();
   if (!saved->counts.empty() && !scope.view->RestoreCounts(saved->counts).ok()) return missing();
+  // Cells found not to fit a layout (bytes changed where no listing shows
+  // it) drop the entry, once: that read fails, and the next mount lays the
+  // view out again.
+  auto drop = [index = options_.index, index_key = *index_key,
+               once = std::make_shared<std::atomic<bool>>(false)](const std::string& why) {
+    if (!once->exchange(true)) index->Drop(index_key, why);
+  };
+  saved->layouts.csv.on_mismatch = drop;
+  for (auto* files : {&saved->layouts.txt, &saved->layouts.var_data}) {
+    for (auto& [field, layout] : *files) layout.on_mismatch = drop;
+  }
   return PutLayouts(scope, std::move(saved->layouts), pending, key);
 }
 
 void ArrayTree::ToIndex(const Scope& scope, const ViewLayouts& layouts) {
   if (!options_.index || scope.diff) return;
-  options_.index->Put(IndexKey(scope),
-                      SaveIndexedView(IndexedView{scope.view->SaveCounts(), layouts}));
+  const std::optional<std::string> index_key = IndexKey(scope);
+  if (!index_key) return;
+  options_.index->Put(*index_key, SaveIndexedView(IndexedView{scope.view->SaveCounts(), layouts}));
   std::lock_guard<std::mutex> lock(mu_);
   index_missing_.erase(scope.key);
   index_counted_.insert(scope.key);  // counted by the pass

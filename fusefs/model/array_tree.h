@@ -120,12 +120,14 @@ class ArrayTree final : public Tree {
   std::shared_ptr<const StreamLayout> PutLayouts(const Scope& scope, ViewLayouts all,
                                                  PendingLayout* pending, const std::string& key);
   // The persistent index (TreeOptions::index): what it keeps of a view is
-  // keyed by the view's cells (ArrayView::Identity) and how its files are
-  // cut. FromIndex gives the view back its windows' counts, caches its
+  // keyed by the view's cells (ArrayView::Identity), the versions of the
+  // files they come from (Array::FileVersions) and how its files are cut;
+  // nullopt where those files cannot be listed (nothing is then kept or
+  // looked up). FromIndex gives the view back its windows' counts, caches its
   // text files' layouts (PutLayouts) and returns the one under `key`; null
   // where there is none (no index, no entry, or one that does not fit: the
   // pass then runs, and ToIndex replaces it).
-  std::string IndexKey(const Scope& scope) const;
+  std::optional<std::string> IndexKey(const Scope& scope) const;
   std::shared_ptr<const StreamLayout> FromIndex(const Scope& scope, PendingLayout* pending,
                                                 const std::string& key);
   void ToIndex(const Scope& scope, const ViewLayouts& layouts);

@@ -556,14 +556,18 @@ class StreamedFile final : public OpenFile {
     core::Status rendered = renderer_->Render(first, count, text, state);
     // The layout's cells are past the view's: the layout (kept by the
     // persistent index, say) is not of these cells.
+    auto mismatch = [&l](std::string why) {
+      if (l.on_mismatch) l.on_mismatch(why);
+      return Error::Corrupt(std::move(why));
+    };
     if (!rendered.ok() && rendered.error().code() == core::ErrorCode::kInvalidArgument) {
-      return Error::Corrupt(fmt::format("cells [{}, +{}) of a layout of {}: {}", first, count,
-                                        l.cells, rendered.error().message()));
+      return mismatch(fmt::format("cells [{}, +{}) of a layout of {}: {}", first, count, l.cells,
+                                  rendered.error().message()));
     }
     TRY(rendered);
     if (expected && text.size() != *expected) {
-      return Error::Corrupt(fmt::format("cells [{}, +{}) rendered to {} bytes, layout says {}",
-                                        first, count, text.size(), *expected));
+      return mismatch(fmt::format("cells [{}, +{}) rendered to {} bytes, layout says {}", first,
+                                  count, text.size(), *expected));
     }
     return core::Ok();
   }

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -79,6 +80,10 @@ struct StreamLayout {
   uint64_t batch_cells = 1;             // cells per batch of a pass that measures pieces
   uint64_t body_end = 0;                // where the trailer starts
   std::shared_ptr<PieceStarts> starts;  // never null; starts->Start(0) == header.size()
+  // Called with the reason when the view's cells do not fit the layout (a
+  // piece renders to another size, or past the cells): for a layout the
+  // persistent index kept, the entry is stale and is dropped. May be null.
+  std::function<void(const std::string&)> on_mismatch;
 
   uint64_t pieces() const { return starts->pieces(); }
   uint64_t size() const { return body_end + trailer.size(); }

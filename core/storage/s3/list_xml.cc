@@ -76,6 +76,8 @@ void OnEndList(void* data, const XML_Char* /*name*/) {
         return s->Fail(fmt::format("Contents Size '{}' is not a byte count", s->text));
       }
       s->have_size = true;
+    } else if (p[2] == "ETag") {
+      s->current.etag = s->text;
     }
   } else if (p.size() == 2 && p[1] == "Contents") {
     if (!s->have_key || !s->have_size) return s->Fail("a Contents entry without Key or Size");

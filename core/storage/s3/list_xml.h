@@ -5,7 +5,8 @@
 //   <ListBucketResult>
 //     <IsTruncated>true|false</IsTruncated>
 //     <NextContinuationToken>T</NextContinuationToken>   when truncated
-//     <Contents><Key>K</Key><Size>N</Size>...</Contents>  one per object
+//     <Contents><Key>K</Key><Size>N</Size><ETag>E</ETag>...</Contents>
+//                                                        one per object
 //     <CommonPrefixes><Prefix>P/</Prefix></CommonPrefixes> one per "folder"
 //   </ListBucketResult>
 // Errors: <Error><Code>NoSuchBucket</Code><Message>...</Message></Error>
@@ -24,6 +25,7 @@ namespace tiledbfs::core::s3 {
 struct ListedObject {
   std::string key;
   uint64_t size = 0;
+  std::string etag;  // as the server quotes it; empty if it sent none
 };
 
 struct ListPage {

@@ -271,15 +271,16 @@ static Result<HttpResponse> Send(const HttpClient& http, const HttpRequest& base
   }
 }
 
-Result<std::vector<DirEntry>> S3Storage::ListNow(const std::string& dir) const {
+Status S3Storage::ListPages(const std::string& dir, bool delimited,
+                            const std::function<Status(const ListPage&)>& on_page) const {
   const std::string key = Key(dir);
   const std::string prefix = key.empty() ? "" : key + "/";
-  std::vector<DirEntry> files, dirs;
   std::string token;
   const std::string what = fmt::format("LIST {}/", Where(dir));
   for (int page = 0;; ++page) {
-    std::vector<std::pair<std::string, std::string>> query = {
-        {"list-type", "2"}, {"prefix", prefix}, {"delimiter", "/"}};
+    std::vector<std::pair<std::string, std::string>> query = {{"list-type", "2"},
+                                                              {"prefix", prefix}};
+    if (delimited) query.emplace_back("delimiter", "/");
     if (!token.empty()) query.emplace_back("continuation-token", token);
     HttpRequest req;
     req.url = Url("", CanonicalQuery(query));
@@ -301,31 +302,45 @@ Result<std::vector<DirEntry>> S3Storage::ListNow(const std::string& dir) const {
         *http_, req, [&] { return Headers("", query, ""); }, what, config_, counters_,
         [this](int a) { Backoff(a); }, check);
     if (!sent.ok()) return sent.error();
-    for (ListedObject& o : parsed.objects) {
+    for (const ListedObject& o : parsed.objects) {
       if (o.key.rfind(prefix, 0) != 0) {
         return Error::Corrupt(
             fmt::format("{}: the server listed key '{}' outside the prefix", what, o.key));
       }
-      std::string name = o.key.substr(prefix.size());
-      if (!ValidPart(name) || name.find('/') != std::string::npos) continue;  // folder marker
-      files.push_back({std::move(name), false, o.size});
     }
-    for (std::string& p : parsed.prefixes) {
-      if (p.rfind(prefix, 0) != 0 || p.size() < prefix.size() + 2 || p.back() != '/') continue;
-      std::string name = p.substr(prefix.size(), p.size() - prefix.size() - 1);
-      if (!ValidPart(name) || name.find('/') != std::string::npos) continue;
-      dirs.push_back({std::move(name), true, 0});
-    }
-    if (files.size() + dirs.size() > DefaultLimits().max_files) {
-      return Error::OutOfMemory(
-          fmt::format("{}: more than {} entries", what, DefaultLimits().max_files));
-    }
+    TRY(on_page(parsed));
     if (!parsed.truncated) break;
     if (parsed.next_token == token) {
       return Error::Corrupt(fmt::format("{}: the server repeats continuation token", what));
     }
     token = parsed.next_token;
   }
+  return Ok();
+}
+
+Result<std::vector<DirEntry>> S3Storage::ListNow(const std::string& dir) const {
+  const std::string key = Key(dir);
+  const std::string prefix = key.empty() ? "" : key + "/";
+  std::vector<DirEntry> files, dirs;
+  const size_t max_files = DefaultLimits().max_files;
+  TRY(ListPages(dir, /*delimited=*/true, [&](const ListPage& parsed) -> Status {
+    for (const ListedObject& o : parsed.objects) {
+      std::string name = o.key.substr(prefix.size());
+      if (!ValidPart(name) || name.find('/') != std::string::npos) continue;  // folder marker
+      files.push_back({std::move(name), false, o.size, o.etag});
+    }
+    for (const std::string& p : parsed.prefixes) {
+      if (p.rfind(prefix, 0) != 0 || p.size() < prefix.size() + 2 || p.back() != '/') continue;
+      std::string name = p.substr(prefix.size(), p.size() - prefix.size() - 1);
+      if (!ValidPart(name) || name.find('/') != std::string::npos) continue;
+      dirs.push_back({std::move(name), true, 0, {}});
+    }
+    if (files.size() + dirs.size() > max_files) {
+      return Error::OutOfMemory(
+          fmt::format("LIST {}/: more than {} entries", Where(dir), max_files));
+    }
+    return Ok();
+  }));
   if (files.empty() && dirs.empty()) {
     return Error::NotFound(dir.empty()
                                ? fmt::format("{}: nothing there (no such array or group)", root_)
@@ -343,6 +358,35 @@ Result<std::vector<DirEntry>> S3Storage::ListNow(const std::string& dir) const {
           std::move(f));
     }
   }
+  return out;
+}
+
+Result<std::vector<DirEntry>> S3Storage::ListTree(const std::string& dir, size_t max_files) const {
+  const std::string key = Key(dir);
+  const std::string prefix = key.empty() ? "" : key + "/";
+  std::vector<DirEntry> out;
+  TRY(ListPages(dir, /*delimited=*/false, [&](const ListPage& parsed) -> Status {
+    for (const ListedObject& o : parsed.objects) {
+      std::string name = o.key.substr(prefix.size());
+      // Folder markers ("a/") and keys no path could name are left out.
+      bool valid = !name.empty() && name.back() != '/';
+      for (size_t start = 0; valid && start < name.size();) {
+        const size_t end = std::min(name.find('/', start), name.size());
+        valid = ValidPart(std::string_view(name).substr(start, end - start));
+        start = end + 1;
+      }
+      if (!valid) continue;
+      LearnSize(JoinPath(dir, name), o.size);
+      out.push_back({std::move(name), false, o.size, o.etag});
+    }
+    if (out.size() > max_files) {
+      return Error::OutOfMemory(fmt::format("LIST {}/: more than {} files", Where(dir), max_files));
+    }
+    return Ok();
+  }));
+  if (out.empty()) return Error::NotFound(fmt::format("{}: no such folder", Where(dir)));
+  std::sort(out.begin(), out.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   return out;
 }
 

@@ -42,12 +42,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "core/storage/s3/http_client.h"
+#include "core/storage/s3/list_xml.h"
 #include "core/storage/s3/s3_config.h"
 #include "core/storage/storage.h"
 
@@ -93,6 +95,9 @@ class S3Storage final : public Storage {
   static constexpr uint64_t kSmallFileBytes = uint64_t{64} << 10;
   static constexpr uint64_t kSmallCacheBytes = uint64_t{32} << 20;
   Result<std::vector<DirEntry>> List(const std::string& dir) const override;
+  // One LIST without a delimiter, paginated; it also tells each file's size
+  // (Size then asks nothing of them).
+  Result<std::vector<DirEntry>> ListTree(const std::string& dir, size_t max_files) const override;
   bool Exists(const std::string& path) const override;
   bool IsDir(const std::string& path) const override;
   std::string root() const override { return root_; }
@@ -117,6 +122,10 @@ class S3Storage final : public Storage {
   std::shared_ptr<const Listing> CachedListing(const std::string& dir) const;
   bool Fresh(const std::string& dir, const Listing& l) const;
   Result<std::vector<DirEntry>> ListNow(const std::string& dir) const;
+  // The pages of a LIST of `dir`'s prefix, with '/' as delimiter or not,
+  // each given to `on_page` once its keys are checked to be under it.
+  Status ListPages(const std::string& dir, bool delimited,
+                   const std::function<Status(const ListPage&)>& on_page) const;
   // The entry `path` in its parent's listing: nullopt if the listing says
   // it is not there; an error if the listing failed. With `fetch` false,
   // only a cached listing answers (kIo "not cached" otherwise).

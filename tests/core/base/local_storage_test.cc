@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -123,6 +124,44 @@ TEST_F(LocalStorageTest, ListKindsGivesTheNamesAndKindsOfList) {
   EXPECT_EQ((*full)[3].name, "link");
   EXPECT_EQ((*full)[3].size, 3u);   // followed
   EXPECT_EQ((*kinds)[3].size, 3u);  // a link is stat'ed either way
+}
+
+// ListTree: every file below a folder at any depth, links followed, with
+// a version that a rewrite of the same size changes and a copy of the
+// modification time keeps; a cap on entries; kNotFound for no folder.
+TEST_F(LocalStorageTest, ListTreeGivesEveryFileBelowWithItsVersion) {
+  Write("sub/inner/deep.bin", "12345");
+  auto tree = storage_->ListTree("sub", 100);
+  ASSERT_TRUE(tree.ok()) << tree.error().ToString();
+  std::vector<std::string> names;
+  for (const DirEntry& e : *tree) {
+    names.push_back(e.name);
+    EXPECT_FALSE(e.is_dir);
+    EXPECT_FALSE(e.version.empty()) << e.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"a.txt", "big.bin", "inner/deep.bin", "link"}));
+  EXPECT_EQ((*tree)[2].size, 5u);
+
+  // Rewritten in place with other bytes of the same size, a second later.
+  const auto before = fs::last_write_time(dir_ / "sub" / "inner" / "deep.bin");
+  Write("sub/inner/deep.bin", "54321");
+  fs::last_write_time(dir_ / "sub" / "inner" / "deep.bin", before + std::chrono::seconds(1));
+  auto again = storage_->ListTree("sub", 100);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[2].size, 5u);
+  EXPECT_NE((*again)[2].version, (*tree)[2].version);
+  EXPECT_EQ((*again)[0].version, (*tree)[0].version) << "a file left alone keeps it";
+  fs::last_write_time(dir_ / "sub" / "inner" / "deep.bin", before);
+  auto restamped = storage_->ListTree("sub", 100);
+  ASSERT_TRUE(restamped.ok());
+  EXPECT_EQ((*restamped)[2].version, (*tree)[2].version) << "the time is the version";
+
+  auto capped = storage_->ListTree("sub", 3);
+  ASSERT_FALSE(capped.ok());
+  EXPECT_EQ(capped.error().code(), ErrorCode::kOutOfMemory);
+  auto missing = storage_->ListTree("nothing", 100);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
 }
 
 // Every request of ReadMany gives what Read gives: the same bytes, or the

@@ -178,6 +178,32 @@ TEST_F(IndexStoreTest, RoundTripReplaceAndMiss) {
   EXPECT_EQ(again->Get("a"), "two, longer");
 }
 
+// An entry that checks but does not fit what it describes is dropped by
+// its user: gone for the next mount, with one line saying why.
+TEST_F(IndexStoreTest, DropRemovesTheEntryWithOneLogLine) {
+  auto store = Open();
+  store->Put("view", "layouts");
+  const std::string path = store->PathOf("view");
+  ASSERT_TRUE(Exists(path));
+  store->Drop("view", "cells [0, +4) rendered to 12 bytes, layout says 8");
+  EXPECT_FALSE(Exists(path));
+  EXPECT_EQ(store->stats().dropped, 1u);
+  auto logs = Logs();
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_NE(logs[0].find(path), std::string::npos) << logs[0];
+  EXPECT_NE(logs[0].find("layout says 8"), std::string::npos) << logs[0];
+  EXPECT_NE(logs[0].find("removed"), std::string::npos) << logs[0];
+  auto again = Open();
+  EXPECT_EQ(again->Get("view"), std::nullopt);
+  EXPECT_EQ(again->stats().rejected, 0u) << "missing, not rejected";
+  // Another mount that dropped it first: nothing to remove, nothing counted.
+  store->Drop("view", "again");
+  EXPECT_EQ(store->stats().dropped, 1u);
+  logs = Logs();
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_NE(logs[1].find("already gone"), std::string::npos) << logs[1];
+}
+
 TEST_F(IndexStoreTest, FileIsNamedAndLaidOutAsDocumented) {
   auto store = Open();
   store->Put("abc", "payload");

@@ -1,19 +1,24 @@
 // The persistent index through the tree (TreeOptions::index): a second tree
 // over the same array and index folder, as a remount, sizes every text
 // file of every view with no layout pass, and every file reads byte for
-// byte as on a tree without the index; entries that do not check are
-// rebuilt, never trusted, with one log line each.
+// byte as on a tree without the index; entries that do not check, or that
+// check but are not of the view's cells, are rebuilt, never trusted, with
+// one log line each.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "core/index/index_store.h"
 #include "fusefs/model/array_tree.h"
+#include "fusefs/model/streamed_file.h"
 #include "tests/fusefs/model/read_file.h"
 
 namespace tiledbfs::fusefs::index_test {
@@ -164,19 +169,29 @@ TEST(IndexTest, LayoutsThatLeftTheCacheComeBackFromTheIndex) {
   EXPECT_GT(store->stats().hits, 4u) << "the entries read again as layouts left the cache";
 }
 
+// Every file of `array` and its bytes on a tree without the index, after
+// a first tree whose reads put the index in `dir`.
+struct Indexed {
+  std::vector<std::string> files;
+  std::map<std::string, std::string> want;
+};
+Indexed IndexIn(const fs::path& array, const std::string& dir, std::vector<std::string>* log) {
+  Indexed out;
+  Opened off = OpenArray(array, nullptr);
+  if (off.array == nullptr) return out;  // OpenArray failed the test
+  out.files = FilesOf(*off.tree);
+  out.want = ReadAll(*off.tree, out.files);
+  Opened first = OpenArray(array, StoreIn(dir, log));
+  if (first.array != nullptr) ReadAll(*first.tree, out.files);
+  return out;
+}
+
 TEST(IndexTest, EntriesThatDoNotCheckAreRebuilt) {
   const fs::path array = kCorpus / "sparse_2d";
-  Opened off = OpenArray(array, nullptr);
-  ASSERT_NE(off.array, nullptr);
-  const std::vector<std::string> files = FilesOf(*off.tree);
-  const auto want = ReadAll(*off.tree, files);
-
   TempDir dir;
   std::vector<std::string> log;
-  {
-    Opened first = OpenArray(array, StoreIn(dir.path(), &log));
-    ReadAll(*first.tree, files);
-  }
+  const Indexed first = IndexIn(array, dir.path(), &log);
+  ASSERT_FALSE(first.files.empty());
   // Every entry flipped in its middle byte.
   int entries = 0;
   for (const auto& e : fs::directory_iterator(dir.path())) {
@@ -194,14 +209,129 @@ TEST(IndexTest, EntriesThatDoNotCheckAreRebuilt) {
   auto store = StoreIn(dir.path(), &log);
   Opened second = OpenArray(array, store);
   ASSERT_NE(second.array, nullptr);
-  EXPECT_EQ(ReadAll(*second.tree, files), want);
+  EXPECT_EQ(ReadAll(*second.tree, first.files), first.want);
   EXPECT_GT(second.array->layout_passes(), 0u) << "rebuilt, not trusted";
   EXPECT_EQ(store->stats().rejected, static_cast<uint64_t>(entries));
   EXPECT_EQ(log.size(), static_cast<size_t>(entries)) << "one line per entry";
   // And rebuilt: a third mount takes them.
   Opened third = OpenArray(array, StoreIn(dir.path(), &log));
-  EXPECT_EQ(ReadAll(*third.tree, files), want);
+  EXPECT_EQ(ReadAll(*third.tree, first.files), first.want);
   EXPECT_EQ(third.array->layout_passes(), 0u);
+}
+
+// Entries that check but whose layouts are not of the view's cells (as
+// after a fragment is rewritten under its name with other bytes of the same
+// sizes): the read fails rather than give bytes of another size, the entry
+// is dropped with one log line, and the next mount lays the view out again.
+TEST(IndexTest, StaleEntriesFailTheirReadAndAreDropped) {
+  const fs::path array = kCorpus / "sparse_2d";
+  TempDir dir;
+  std::vector<std::string> log;
+  const Indexed first = IndexIn(array, dir.path(), &log);
+  ASSERT_FALSE(first.files.empty());
+  // Each entry of a view with cells, under its own key, given data.csv's
+  // layout of one of its .txt files (the key is at byte 16 of the file, its
+  // size at 12).
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    if (e.path().extension() == ".tfi") entries.push_back(e.path());
+  }
+  auto store = StoreIn(dir.path(), &log);
+  uint64_t stale = 0;
+  for (const fs::path& p : entries) {
+    std::ifstream in(p, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    ASSERT_GE(bytes.size(), 16u);
+    uint32_t key_size = 0;
+    std::memcpy(&key_size, bytes.data() + 12, 4);
+    const std::string key = bytes.substr(16, key_size);
+    auto payload = store->Get(key);
+    ASSERT_TRUE(payload);
+    auto view = LoadIndexedView(*payload);
+    ASSERT_TRUE(view.ok());
+    ASSERT_FALSE(view->layouts.txt.empty());
+    if (view->layouts.csv.cells == 0) continue;  // no piece to find it out
+    view->layouts.csv = view->layouts.txt.begin()->second;
+    store->Put(key, SaveIndexedView(*view));
+    ++stale;
+  }
+  ASSERT_GT(stale, 1u);
+  log.clear();
+  Opened second = OpenArray(array, store);
+  ASSERT_NE(second.array, nullptr);
+  uint64_t failed = 0;
+  for (const std::string& f : first.files) {
+    if (!f.ends_with("data.csv")) continue;
+    SCOPED_TRACE(f);
+    auto open = second.tree->Open(f);
+    ASSERT_TRUE(open.ok());
+    std::string buf(1 << 16, '\0');
+    for (int i = 0; i < 2; ++i) {  // dropped once, however often read
+      auto n = (*open)->Read(0, {reinterpret_cast<uint8_t*>(buf.data()), buf.size()});
+      if (n.ok()) {
+        EXPECT_EQ(buf.substr(0, *n), first.want.at(f)) << "a view without cells, left as it was";
+        break;
+      }
+      EXPECT_EQ(n.error().code(), core::ErrorCode::kCorrupt);
+      failed += i == 0;
+    }
+  }
+  EXPECT_EQ(failed, stale);
+  EXPECT_EQ(store->stats().dropped, stale);
+  EXPECT_EQ(log.size(), stale) << "one line per entry";
+  for (const std::string& line : log) {
+    EXPECT_NE(line.find("does not fit its view"), std::string::npos) << line;
+  }
+  Opened third = OpenArray(array, StoreIn(dir.path(), &log));
+  ASSERT_NE(third.array, nullptr);
+  EXPECT_EQ(ReadAll(*third.tree, first.files), first.want);
+  EXPECT_GT(third.array->layout_passes(), 0u) << "laid out again, not trusted";
+}
+
+// A fragment's data file rewritten under its name with other bytes of the
+// same size (another fragment's, so that the array stays valid): its new
+// modification time gives the views that read it other keys, so they are
+// laid out again, never given the old layouts. A copy of the array whose
+// files keep their times (cp -a) holds the same bytes, and hits.
+TEST(IndexTest, AFragmentRewrittenUnderItsNameMissesACopyHits) {
+  TempDir work;
+  const fs::path array = fs::path(work.path()) / "array";
+  fs::copy(kCorpus / "dense_2d_fragments", array, fs::copy_options::recursive);
+  TempDir dir;
+  std::vector<std::string> log;
+  const Indexed first = IndexIn(array, dir.path(), &log);
+  ASSERT_FALSE(first.files.empty());
+
+  const fs::path copy = fs::path(work.path()) / "copy";
+  fs::copy(array, copy, fs::copy_options::recursive);
+  for (const auto& e : fs::recursive_directory_iterator(array)) {
+    if (e.is_regular_file()) {
+      fs::last_write_time(copy / fs::relative(e.path(), array), e.last_write_time());
+    }
+  }
+  Opened copied = OpenArray(copy, StoreIn(dir.path(), &log));
+  ASSERT_NE(copied.array, nullptr);
+  EXPECT_EQ(ReadAll(*copied.tree, first.files), first.want);
+  EXPECT_EQ(copied.array->layout_passes(), 0u) << "the same names, sizes and times";
+
+  std::vector<fs::path> fragments;
+  for (const auto& e : fs::directory_iterator(array / "__fragments")) fragments.push_back(e.path());
+  std::sort(fragments.begin(), fragments.end());
+  ASSERT_GE(fragments.size(), 2u);
+  const fs::path from = fragments[1] / "a0.tdb", to = fragments[0] / "a0.tdb";
+  ASSERT_EQ(fs::file_size(from), fs::file_size(to));
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+  Opened off = OpenArray(array, nullptr);
+  ASSERT_NE(off.array, nullptr);
+  const auto want = ReadAll(*off.tree, first.files);
+  ASSERT_NE(want, first.want) << "the rewrite changes what the array shows";
+
+  auto store = StoreIn(dir.path(), &log);
+  Opened second = OpenArray(array, store);
+  ASSERT_NE(second.array, nullptr);
+  EXPECT_EQ(ReadAll(*second.tree, first.files), want);
+  EXPECT_GT(second.array->layout_passes(), 0u) << "laid out again, not taken from the index";
+  EXPECT_EQ(store->stats().dropped, 0u) << "missed, never found stale";
 }
 
 }  // namespace

@@ -83,6 +83,28 @@ TEST(StreamedFileTest, PieceOfAnotherSizeIsCorrupt) {
   EXPECT_NE(n.error().message().find("layout says 8"), std::string::npos) << n.error().message();
 }
 
+// A layout's owner hears of cells that do not fit it (the persistent index
+// drops the entry it came from), each time a read finds them.
+TEST(StreamedFileTest, APieceOfAnotherSizeIsReportedToTheLayout) {
+  auto renderer = std::make_shared<UnstableRenderer>();
+  auto layout = ComputeStreamLayout(*renderer, "", "", 4, 4, 4);
+  ASSERT_TRUE(layout.ok());
+  std::vector<std::string> reasons;
+  layout->on_mismatch = [&reasons](const std::string& why) { reasons.push_back(why); };
+  auto f = MakeStreamedFile(std::make_shared<const StreamLayout>(*layout), renderer);
+  uint8_t buf[8];
+  ASSERT_FALSE(f->Read(0, buf).ok());
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_NE(reasons[0].find("layout says 8"), std::string::npos) << reasons[0];
+  // A layout nobody listens on fails the same, reporting nothing.
+  auto other = std::make_shared<UnstableRenderer>();
+  auto unheard = ComputeStreamLayout(*other, "", "", 4, 4, 4);
+  ASSERT_TRUE(unheard.ok());
+  auto g = MakeStreamedFile(std::make_shared<const StreamLayout>(*unheard), other);
+  EXPECT_FALSE(g->Read(0, buf).ok());
+  EXPECT_EQ(reasons.size(), 1u);
+}
+
 // The layout pass measures batches on every core: an error in any batch
 // fails the pass, whatever the order the batches ran in.
 class FailingRenderer final : public CellRenderer {

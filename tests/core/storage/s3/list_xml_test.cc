@@ -33,6 +33,7 @@ TEST(ListXmlTest, ParsesAPage) {
   ASSERT_EQ(p->objects.size(), 1u);
   EXPECT_EQ(p->objects[0].key, "a/h&.txt");
   EXPECT_EQ(p->objects[0].size, 6u);
+  EXPECT_EQ(p->objects[0].etag, "\"b1946ac92492d2347c6235b4d2611184\"");
   ASSERT_EQ(p->prefixes.size(), 1u);
   EXPECT_EQ(p->prefixes[0], "a/__fragments/");
   EXPECT_TRUE(p->truncated);
