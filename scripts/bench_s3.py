@@ -12,8 +12,10 @@ requests are counted, so that a slow run does not list the live root's
 folders again (they would be, once per s3_recheck, by design).
   (1) request counts, exact: mount + ls -l MNT MNT/history of frags10k_meta
       and frags10k (LISTs per folder against ceil(keys / 1000), GETs, HEADs);
-      cat attributes/a.bin of dense1 (GETs; bytes against its tiles'
-      stored bytes, limit 1.05x);
+      cat attributes/a.bin of dense1 (GETs, limit 2 x ceil(stored / 8 MiB);
+      bytes against its tiles' stored bytes, limit 1.05x), and s3rver's CPU
+      for it (/proc) against its CPU for curl fetching the same a0.tdb in
+      16 MiB ranges, 16 at once (limit 1.5x);
   (2) cat a.bin of dense1 from S3, fresh mount per run, against the largest
       of: a cold local mount's cat, curl fetching the same byte ranges at
       the same concurrency (s3_parallel) through the same proxy, and the CPU
@@ -22,8 +24,8 @@ folders again (they would be, once per s3_recheck, by design).
       under way together) until head returns (limit 3);
   (4) daemon peak RSS (VmHWM) while 8 readers cat 8 different files of
       dense16 from S3 at once, against cache_size + 64 MiB + the in-flight
-      buffers: a ReadTiles call's stored bytes in flight (16 MiB) per reader and per
-      decode-ahead worker (one per core);
+      buffers: a ReadTiles call's stored bytes in flight, 16 MiB per reader and
+      32 MiB per decode-ahead worker (one per core);
   (5) issue 39 benchmark 4: bytes of a0.tdb fetched by a cat of a one-tile
       slice of dense1 against that tile's stored bytes (limit: equal).
 """
@@ -45,7 +47,10 @@ LATENCY_MS = 10
 PARALLEL = 16  # the default -o s3_parallel
 CACHE = "256M"
 CACHE_MIB = 256
-INFLIGHT_MIB = 16  # stored bytes a ReadTiles call holds in flight (core/read/tile_source.cc)
+# Stored bytes a ReadTiles call holds in flight, a reader's and a decode-ahead
+# worker's (core/read/tile_source.cc: kBatchedTotalBytes, kAheadHeldBytes).
+INFLIGHT_MIB = 16
+AHEAD_INFLIGHT_MIB = 32
 
 
 def tile_sizes(path):
@@ -98,6 +103,13 @@ class Mount:
             time.sleep(0.1)
         _, _, ru = os.wait4(self.p.pid, 0)
         return ru.ru_utime + ru.ru_stime
+
+
+def server_cpu(s3):
+    """User + system CPU seconds s3rver (its node process) has used."""
+    with open(f"/proc/{s3.proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def timed(cmd, env=None):
@@ -215,16 +227,36 @@ def run_all(bin_dir, arrays, runs, cores, s3, proxy, mnt, names, tmp):
     tile_bytes = sum(tiles)
     m = Mount(bin_dir, s3.uri("dense1"), mnt, env, "-o", "s3_recheck=3600")
     proxy.reset_counts()
+    cpu0 = server_cpu(s3)
     wall, _ = timed(f"cat {mnt}/attributes/a.bin")
     m.close()
+    mount_cpu = server_cpu(s3) - cpu0
     c = proxy.counts()
     gets = [r for r in proxy.requests if r[1].endswith("/a0.tdb")]
     a0_bytes = sum(int(r[2].split("-")[1]) - int(r[2].split("=")[1].split("-")[0]) + 1
                    for r in gets)
+    limit = 2 * math.ceil(tile_bytes / (8 << 20))
     print(f"    dense1 cat attributes/a.bin ({len(tiles)} tiles, {tile_bytes} stored bytes): "
-          f"{c['GET']} GETs ({len(gets)} of a0.tdb), {c['LIST']} LISTs, {c['HEAD']} HEADs; "
+          f"{c['GET']} GETs ({len(gets)} of a0.tdb; limit 2 x ceil(stored / 8 MiB) = {limit}), "
+          f"{c['LIST']} LISTs, {c['HEAD']} HEADs; "
           f"{c['bytes']} bytes fetched = {c['bytes'] / tile_bytes:.3f} x the tiles' "
           f"(a0.tdb ranges {a0_bytes / tile_bytes:.3f} x; limit 1.05)")
+    # The server's CPU for that cat against curl fetching the same a0.tdb
+    # whole in 16 MiB ranges, 16 at once, through the same proxy.
+    sizes = {os.path.relpath(f, d1): os.path.getsize(f) for f in a0_of(d1)}
+    cfg = os.path.join(tmp, "curl16.cfg")
+    with open(cfg, "w") as f:
+        f.write("next\n".join(
+            f'url = "{proxy.endpoint}/{s3.bucket}/dense1/{rel}"\n'
+            f'header = "Range: bytes={at}-{min(at + (16 << 20), size) - 1}"\n'
+            f'output = "/dev/null"\n'
+            for rel, size in sorted(sizes.items()) for at in range(0, size, 16 << 20)))
+    cpu0 = server_cpu(s3)
+    timed(f"curl -sS --fail --parallel --parallel-max {PARALLEL} -K {cfg}")
+    curl_cpu = server_cpu(s3) - cpu0
+    print(f"    s3rver CPU for that cat {mount_cpu * 1e3:.0f} ms, for curl's "
+          f"{sum(math.ceil(v / (16 << 20)) for v in sizes.values())} GETs of 16 MiB of the same "
+          f"a0.tdb {curl_cpu * 1e3:.0f} ms: {mount_cpu / max(curl_cpu, 1e-3):.2f} x (limit 1.5)")
 
     # ---- (2) cat a.bin from S3 against its baselines
     s3_times, local_times, local_cpu = [], [], []
@@ -297,13 +329,14 @@ def run_all(bin_dir, arrays, runs, cores, s3, proxy, mnt, names, tmp):
         took = time.monotonic() - t0
         hwm = m.hwm_kib()
         m.close()
-        inflight = INFLIGHT_MIB * (len(files) + cores)
+        inflight = INFLIGHT_MIB * len(files) + AHEAD_INFLIGHT_MIB * cores
         limit = CACHE_MIB + 64 + inflight
         print(f"  (4) daemon peak RSS, 8 readers cat 8 files of dense16 from S3 at once: "
               f"VmHWM {hwm // 1024} MiB (idle {idle // 1024} MiB), {took:.1f} s"
               f"{f', {fails} READERS FAILED' if fails else ''}")
         print(f"    {hwm / 1024 / limit:.2f} x (cache_size {CACHE} + 64 MiB + in-flight "
-              f"{INFLIGHT_MIB} MiB x ({len(files)} readers + {cores} ahead workers) = {limit} MiB; "
+              f"{INFLIGHT_MIB} MiB x {len(files)} readers + {AHEAD_INFLIGHT_MIB} MiB x "
+              f"{cores} ahead workers = {limit} MiB; "
               f"limit 1)")
     else:
         print("  (4) dense16: SKIPPED, missing")

@@ -183,6 +183,14 @@ void DecodeAhead(const ViewInputs& in, const CellIndex& index, const std::vector
   const uint64_t window = cache.ahead_budget() / std::max<uint64_t>(cell_bytes, 1);
   const uint64_t to = end + std::min(window, index.cell_count - end);
   uint64_t i = std::max(ahead.to, end);
+  // Tiles of a remote storage are sent once a quarter of the room ahead is
+  // free, not one by one as the reader frees it: the decode-ahead workers
+  // then take them many at once, in few large GETs (ReadTilesEach).
+  if (i < to && !in.fragments.empty() &&
+      in.fragments.front()->storage().PreferredParallelism() > 1 &&
+      cache.ahead_room() < cache.ahead_budget() / 4) {
+    return;
+  }
   if (ahead.sent.size() > 4096) {
     ahead.sent.clear();
     ahead.recent.fill(TileKey{});

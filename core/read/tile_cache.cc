@@ -182,6 +182,11 @@ bool TileCache::Drop(const TileKey& key) {
   return true;
 }
 
+uint64_t TileCache::ahead_room() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ahead_budget() - std::min(ahead_bytes_, ahead_budget());
+}
+
 bool TileCache::DecodeAhead(AheadTile tile) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -298,15 +303,18 @@ void TileCache::AheadWorker() {
       for (const AheadTile& job : batch)
         requests.push_back({job.fragment.get(), job.field, job.key.tile});
       // One thread to decode local tiles: there is a worker per core already.
-      ReadTilesEach(requests, batch.front().encrypted, 1, [&](size_t k, Result<DecodedTile> got) {
-        std::shared_ptr<const DecodedTile> tile;
-        try {
-          if (got.ok()) tile = std::make_shared<const DecodedTile>(std::move(got).value());
-        } catch (...) {
-          // Out of memory: the reader will try again and report it.
-        }
-        end(k, std::move(tile));
-      });
+      ReadTilesEach(
+          requests, batch.front().encrypted, 1,
+          [&](size_t k, Result<DecodedTile> got) {
+            std::shared_ptr<const DecodedTile> tile;
+            try {
+              if (got.ok()) tile = std::make_shared<const DecodedTile>(std::move(got).value());
+            } catch (...) {
+              // Out of memory: the reader will try again and report it.
+            }
+            end(k, std::move(tile));
+          },
+          /*ahead=*/true);
     } catch (...) {
       // Out of memory: the reader will try again and report it.
     }

@@ -197,6 +197,8 @@ class TileCache {
   // would go past it.
   bool DecodeAhead(AheadTile tile);
   uint64_t ahead_budget() const { return budget_ / 4; }
+  // What of ahead_budget() the tiles decoded ahead, or waiting to be, leave.
+  uint64_t ahead_room() const;
   // Returns once no tile waits to be decoded ahead or is being, and no
   // warming of the heap is wanted or under way (tests).
   void WaitForAhead();

@@ -265,6 +265,10 @@ namespace {
 // tiles are decoded, as long as the stored bytes read or being read and not
 // yet decoded stay within kBatchedTotalBytes (one unit beyond them alone).
 constexpr uint64_t kRemoteUnitBytes = uint64_t{512} << 10;
+// Units read ahead of a sequential reader (ReadTilesEach's `ahead`), and
+// the stored bytes such a call holds: four units under way at once.
+constexpr uint64_t kAheadUnitBytes = uint64_t{8} << 20;
+constexpr uint64_t kAheadHeldBytes = 4 * kAheadUnitBytes;
 
 // A tile's stored bytes, counted up to kBatchedTotalBytes (a tile of that
 // or more is read alone).
@@ -278,15 +282,29 @@ uint64_t StoredBytes(const TileFiles& f) {
 
 void StreamRemoteTiles(std::span<const TileRequest> tiles,
                        const std::vector<std::optional<TileFiles>>& files, bool encrypted,
-                       const Storage& storage, size_t parallel, const TileSink& each) {
+                       const Storage& storage, size_t parallel, bool ahead, const TileSink& each) {
   struct Unit {
     size_t begin = 0, end = 0;  // tiles [begin, end), those with files
     uint64_t bytes = 0;
   };
+  uint64_t unit_bytes = kRemoteUnitBytes;
+  if (ahead) {
+    // The batch in ceil(total / 8 MiB) units of about equal size.
+    uint64_t total = 0;
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      if (files[i]) total += StoredBytes(*files[i]);
+    }
+    const uint64_t n = std::max<uint64_t>(1, (total + kAheadUnitBytes - 1) / kAheadUnitBytes);
+    unit_bytes = std::max(kRemoteUnitBytes, (total + n - 1) / n);
+  }
+  const uint64_t held_bytes = ahead ? kAheadHeldBytes : kBatchedTotalBytes;
   std::vector<Unit> units;
   for (size_t i = 0; i < tiles.size(); ++i) {
     if (!files[i]) continue;
-    if (units.empty() || units.back().bytes >= kRemoteUnitBytes) units.push_back({i, i, 0});
+    if (units.empty() || units.back().bytes >= unit_bytes ||
+        (ahead && units.back().bytes + StoredBytes(*files[i]) > kAheadUnitBytes)) {
+      units.push_back({i, i, 0});
+    }
     units.back().end = i + 1;
     units.back().bytes += StoredBytes(*files[i]);
   }
@@ -304,7 +322,7 @@ void StreamRemoteTiles(std::span<const TileRequest> tiles,
         std::unique_lock<std::mutex> lock(mu);
         room.wait(lock, [&] {
           return failed || next == units.size() || held == 0 ||
-                 held + units[next].bytes <= kBatchedTotalBytes;
+                 held + units[next].bytes <= held_bytes;
         });
         if (failed || next == units.size()) return;
         u = next++;
@@ -325,8 +343,9 @@ void StreamRemoteTiles(std::span<const TileRequest> tiles,
       }
       try {
         // Stopping: no GETs; each tile's ReadTileBytes reports kCancelled.
-        std::vector<Result<ByteVec>> got =
-            StopRequested() ? std::vector<Result<ByteVec>>() : storage.ReadMany(requests);
+        std::vector<Result<ByteVec>> got = StopRequested()
+                                               ? std::vector<Result<ByteVec>>()
+                                               : storage.ReadMany(requests, ahead ? 1 : 0);
         for (size_t r = 0; r < got.size(); ++r) {
           read[dest[r].first][dest[r].second] = MissingIsIo(std::move(got[r]));
         }
@@ -384,7 +403,7 @@ void StreamRemoteTiles(std::span<const TileRequest> tiles,
 }  // namespace
 
 void ReadTilesEach(std::span<const TileRequest> tiles, bool encrypted, unsigned threads,
-                   const TileSink& each) {
+                   const TileSink& each, bool ahead) {
   const size_t n = tiles.size();
   std::vector<std::optional<TileFiles>> files(n);
   const Storage* storage = nullptr;
@@ -402,7 +421,7 @@ void ReadTilesEach(std::span<const TileRequest> tiles, bool encrypted, unsigned 
   }
   const size_t parallel = storage != nullptr ? storage->PreferredParallelism() : 1;
   if (one_storage && parallel > 1) {
-    StreamRemoteTiles(tiles, files, encrypted, *storage, parallel, each);
+    StreamRemoteTiles(tiles, files, encrypted, *storage, parallel, ahead, each);
     return;
   }
   // Per tile, per part (fixed, var, validity): the bytes read together.

@@ -93,8 +93,13 @@ std::vector<Result<DecodedTile>> ReadTiles(std::span<const TileRequest> tiles, b
 // instead of at the end: once per tile, from any of the threads reading,
 // several at once for different tiles.
 using TileSink = std::function<void(size_t, Result<DecodedTile>)>;
+// With `ahead` (TileCache's decode-ahead workers, reading before a reader
+// going forward), a remote batch is cut into units of up to 8 MiB stored
+// instead, as even as the batch allows, each read by as few GETs as its
+// adjacent ranges allow (ReadMany's spread 1): a sequential reader's GETs
+// are few and large. Such a call holds up to 32 MiB, four units at once.
 void ReadTilesEach(std::span<const TileRequest> tiles, bool encrypted, unsigned threads,
-                   const TileSink& each);
+                   const TileSink& each, bool ahead = false);
 
 // Cells [first, first + tile.cell_num) of a tile.
 struct TilePart {

@@ -36,7 +36,8 @@ Result<SmallFile> Storage::ReadIfSmall(const std::string& path, uint64_t max_byt
   return f;
 }
 
-std::vector<Result<ByteVec>> Storage::ReadMany(std::span<const ReadRequest> requests) const {
+std::vector<Result<ByteVec>> Storage::ReadMany(std::span<const ReadRequest> requests,
+                                               size_t /*spread*/) const {
   std::vector<Result<ByteVec>> out;
   out.reserve(requests.size());
   for (const ReadRequest& r : requests) out.push_back(Read(r.path, r.offset, r.n));
@@ -255,7 +256,8 @@ void LocalStorage::GiveRing(std::unique_ptr<UringReader> ring) const {
   free_rings_.push_back(std::move(ring));
 }
 
-std::vector<Result<ByteVec>> LocalStorage::ReadMany(std::span<const ReadRequest> requests) const {
+std::vector<Result<ByteVec>> LocalStorage::ReadMany(std::span<const ReadRequest> requests,
+                                                    size_t /*spread*/) const {
   // The buffers of one submission: at most this many bytes at once, so a
   // batch of lengths read from hostile metadata allocates little before the
   // files' sizes say no.

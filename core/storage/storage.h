@@ -92,7 +92,12 @@ class Storage {
 
   // Many reads at once: result i is what Read(requests[i]...) gives, bytes
   // or error. LocalStorage makes the small ones together (UringReader).
-  virtual std::vector<Result<ByteVec>> ReadMany(std::span<const ReadRequest> requests) const;
+  // `spread`: how many requests S3Storage may cut the batch into to fetch
+  // it side by side (0: PreferredParallelism); 1 for a caller that already
+  // reads batches side by side and wants each in as few GETs as adjacent
+  // ranges allow.
+  virtual std::vector<Result<ByteVec>> ReadMany(std::span<const ReadRequest> requests,
+                                                size_t spread = 0) const;
 
   // The file's size, and its bytes if it holds at most `max_bytes` (else
   // `bytes` is empty). Errors as Size and Read. LocalStorage opens the file
@@ -117,7 +122,8 @@ class LocalStorage final : public Storage {
   // Reads of up to kBatchedReadBytes go through one io_uring (a few system
   // calls for up to UringReader::kSlots files) where the kernel allows it;
   // the others, and any that do not come back whole, are made by Read.
-  std::vector<Result<ByteVec>> ReadMany(std::span<const ReadRequest> requests) const override;
+  std::vector<Result<ByteVec>> ReadMany(std::span<const ReadRequest> requests,
+                                        size_t spread = 0) const override;
   static constexpr uint64_t kBatchedReadBytes = uint64_t{1} << 20;
   // Reads ReadMany made through the io_uring (0 where there is none).
   uint64_t batched_reads() const { return batched_reads_.load(std::memory_order_relaxed); }

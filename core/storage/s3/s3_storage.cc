@@ -689,12 +689,14 @@ Result<SmallFile> S3Storage::ReadIfSmall(const std::string& path, uint64_t max_b
   return f;
 }
 
-std::vector<Result<ByteVec>> S3Storage::ReadMany(std::span<const ReadRequest> requests) const {
+std::vector<Result<ByteVec>> S3Storage::ReadMany(std::span<const ReadRequest> requests,
+                                                 size_t spread) const {
   std::vector<Result<ByteVec>> out(requests.size(), Error::Io("not read"));
   CoalesceOptions o;
   o.gap = kCoalesceGap;
   o.max_bytes = kMaxCoalescedBytes;
-  o.parallel = config_.parallel;
+  o.parallel = static_cast<unsigned>(spread > 0 ? std::min<size_t>(spread, config_.parallel)
+                                                : config_.parallel);
   o.min_bytes = kMinSplitBytes;
   std::vector<size_t> overflowed;
   const std::vector<PlannedGet> gets = PlanGets(requests, o, &overflowed);

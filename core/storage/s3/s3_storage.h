@@ -87,8 +87,11 @@ class S3Storage final : public Storage {
   // Ranges of one file closer than kCoalesceGap are fetched by one GET (the
   // gap read through), a batch being cut into about S3Config::parallel GETs
   // of at least kMinSplitBytes and at most kMaxCoalescedBytes each
-  // (PlanGets); the GETs run on up to S3Config::parallel threads.
-  std::vector<Result<ByteVec>> ReadMany(std::span<const ReadRequest> requests) const override;
+  // (PlanGets); the GETs run on up to S3Config::parallel threads. With
+  // `spread` 1, the batch is not cut: adjacent ranges make GETs of up to
+  // kMaxCoalescedBytes.
+  std::vector<Result<ByteVec>> ReadMany(std::span<const ReadRequest> requests,
+                                        size_t spread = 0) const override;
   static constexpr uint64_t kCoalesceGap = uint64_t{64} << 10;
   static constexpr uint64_t kMaxCoalescedBytes = uint64_t{16} << 20;
   static constexpr uint64_t kMinSplitBytes = uint64_t{256} << 10;

@@ -81,12 +81,14 @@ class RemoteStorage final : public ForwardingStorage {
       : ForwardingStorage(std::move(s)), parallel_(parallel), hold_first_(hold_first) {}
   size_t PreferredParallelism() const override { return parallel_; }
 
-  std::vector<Result<ByteVec>> ReadMany(std::span<const ReadRequest> requests) const override {
+  std::vector<Result<ByteVec>> ReadMany(std::span<const ReadRequest> requests,
+                                        size_t spread = 0) const override {
     uint64_t bytes = 0;
     for (const ReadRequest& r : requests) bytes += r.n;
     {
       std::unique_lock<std::mutex> lock(mu_);
       const size_t call = ++calls_;
+      spreads_.push_back(spread);
       under_way_ += bytes;
       peak_ = std::max(peak_, under_way_);
       read_bytes_ += bytes;
@@ -95,7 +97,7 @@ class RemoteStorage final : public ForwardingStorage {
         met_ = cv_.wait_for(lock, std::chrono::seconds(10), [&] { return calls_ >= 2; });
       }
     }
-    std::vector<Result<ByteVec>> out = s_->ReadMany(requests);
+    std::vector<Result<ByteVec>> out = s_->ReadMany(requests, spread);
     std::lock_guard<std::mutex> lock(mu_);
     under_way_ -= bytes;
     return out;
@@ -104,6 +106,11 @@ class RemoteStorage final : public ForwardingStorage {
   size_t calls() const {
     std::lock_guard<std::mutex> lock(mu_);
     return calls_;
+  }
+  // The `spread` of each ReadMany call, in the order they began.
+  std::vector<size_t> spreads() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return spreads_;
   }
   // The most bytes ReadMany calls had under way at once; all they read.
   uint64_t peak_bytes() const {
@@ -126,6 +133,7 @@ class RemoteStorage final : public ForwardingStorage {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   mutable size_t calls_ = 0;
+  mutable std::vector<size_t> spreads_;
   mutable uint64_t under_way_ = 0, peak_ = 0, read_bytes_ = 0;
   mutable bool met_ = false;
 };

@@ -90,10 +90,38 @@ TEST_F(RemoteReadTilesTest, EachTileOnceAsReadTileGivesIt) {
     EXPECT_EQ((*got[t])->fixed, one->fixed);
     EXPECT_EQ((*got[t])->cell_num, one->cell_num);
   }
-  // Units of 4 tiles (512 KiB), one ReadMany each; every byte read once.
+  // Units of 4 tiles (512 KiB), one ReadMany each, which may cut it
+  // (spread 0); every byte read once.
   EXPECT_EQ(storage_->calls() - before, kTiles / 4);
+  for (size_t spread : storage_->spreads()) EXPECT_EQ(spread, 0u);
   EXPECT_EQ(storage_->read_bytes() - read_before, stored_);
   EXPECT_LE(storage_->peak_bytes(), uint64_t{16} << 20);
+}
+
+// Read ahead of a sequential reader (the decode-ahead workers), the 16
+// tiles (2 MiB stored, under the 8 MiB of a unit) are one unit: one
+// ReadMany, asked not to be cut (spread 1), so that on S3 its adjacent
+// ranges are one GET; each tile is still what ReadTile gives.
+TEST_F(RemoteReadTilesTest, ReadAheadIsOneUnitUpTo8MiB) {
+  ASSERT_NO_FATAL_FAILURE(Open(false));
+  const size_t before = storage_->calls();
+  const uint64_t read_before = storage_->read_bytes();
+  std::vector<std::atomic<int>> handed(kTiles);
+  ReadTilesEach(
+      tiles_, false, 0,
+      [&](size_t i, Result<DecodedTile> tile) {
+        ASSERT_LT(i, kTiles);
+        ++handed[i];
+        ASSERT_TRUE(tile.ok()) << tile.error().ToString();
+        auto one = ReadTile(*tiles_[i].fragment, tiles_[i].field, i, false);
+        ASSERT_TRUE(one.ok());
+        EXPECT_EQ(tile->fixed, one->fixed);
+      },
+      /*ahead=*/true);
+  for (uint64_t t = 0; t < kTiles; ++t) EXPECT_EQ(handed[t].load(), 1) << "tile " << t;
+  ASSERT_EQ(storage_->calls() - before, 1u);
+  EXPECT_EQ(storage_->spreads().back(), 1u);
+  EXPECT_EQ(storage_->read_bytes() - read_before, stored_);
 }
 
 // A sink that throws stops every reading thread; the exception comes out of
