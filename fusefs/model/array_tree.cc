@@ -34,6 +34,7 @@ struct ArrayTree::Scope {
   std::string key;                             // cache key prefix, unique per view
   bool root = false;                           // has history/
   bool sliced = false;                         // slice/<ranges>/: no history/ nor slice/
+  std::string slice;                           // its <ranges>
   // diff/<T1>..<T2>/: the two instants (view: the one at T2).
   std::optional<std::pair<int64_t, int64_t>> diff;
   bool immutable = false;
@@ -54,12 +55,13 @@ bool IsFragmentScope(const ArrayTree::Scope& s) { return s.fragment != nullptr; 
 // The files a full view (root or history) shows at its top.
 std::vector<std::string> ViewTopNames(const ArrayTree::Scope& s) {
   if (IsFragmentScope(s)) {
-    return {"attributes", "data.csv", "dimensions", "fragment.json", "fragment.txt", "tiles.csv"};
+    return {"attributes",    "data.csv",     "data.parquet", "dimensions",
+            "fragment.json", "fragment.txt", "tiles.csv"};
   }
-  std::vector<std::string> v = {"attributes",    "data.csv",    "dimensions",
-                                "fragments",     "log.txt",     "metadata",
-                                "metadata.json", "schema.json", "schema.txt"};
-  if (s.root) v.insert(v.begin() + 4, "history");
+  std::vector<std::string> v = {"attributes",  "data.csv",  "data.parquet", "dimensions",
+                                "fragments",   "log.txt",   "metadata",     "metadata.json",
+                                "schema.json", "schema.txt"};
+  if (s.root) v.insert(v.begin() + 5, "history");
   if (!s.sliced) v.insert(std::find(v.begin(), v.end(), "schema.json") + 1, "slice");
   if (s.root) v.insert(std::find(v.begin(), v.end(), "dimensions") + 1, "diff");
   return v;
@@ -229,6 +231,7 @@ Result<std::shared_ptr<ArrayTree::Scope>> ArrayTree::SliceScope(const Scope& par
   scope->key = parent.key + "s/" + name + "/";
   scope->root = false;
   scope->sliced = true;
+  scope->slice = name;
   std::shared_ptr<const core::ArrayView> view = slice_views_.Get(scope->key);
   if (!view) {
     ASSIGN_OR_RETURN(core::Subarray sub, ParseSliceName(name, parent.view->schema()));
@@ -406,6 +409,10 @@ Result<std::optional<ArrayTree::CellFile>> ArrayTree::CellFileOf(
   CellFile f;
   if (scope.diff) return std::optional<CellFile>();
   if (rest.size() == 1 && rest[0] == "data.csv") return std::optional<CellFile>(f);
+  if (rest.size() == 1 && rest[0] == "data.parquet") {
+    f.kind = Kind::kParquet;
+    return std::optional<CellFile>(f);
+  }
   if (rest.size() != 2 || (rest[0] != kAttributes && rest[0] != kDimensions)) {
     return std::optional<CellFile>();
   }
@@ -455,8 +462,9 @@ Result<std::optional<ArrayTree::CellFile>> ArrayTree::CellFileOf(
 }
 
 std::string ArrayTree::CellFile::LayoutKey() const {
-  return kind == Kind::kDataCsv
-             ? std::string("layout/data.csv")
+  return kind == Kind::kDataCsv ? std::string("layout/data.csv")
+         : kind == Kind::kParquet
+             ? std::string("layout/data.parquet")
              : fmt::format("layout/{}/{}/{}", section, static_cast<int>(kind), EscapeName(field));
 }
 
@@ -519,6 +527,13 @@ std::shared_ptr<const StreamLayout> ArrayTree::PutLayouts(const Scope& scope, Vi
   for (auto& [field, layout] : all.txt) put_field(Kind::kTxt, field, std::move(layout));
   for (auto& [field, layout] : all.var_data) put_field(Kind::kVarData, field, std::move(layout));
   put(CellFile{}, std::move(all.csv));
+  auto counts = std::make_shared<const ParquetCountsMap>(std::move(all.parquet));
+  uint64_t bytes = sizeof(*counts);
+  for (const auto& [field, c] : *counts) {
+    bytes += field.size() + (c.valid.size() + c.bytes.size() + c.empty.size()) * 8;
+  }
+  caches_->parquet_counts.Put(scope.key + "layout/counts", counts, bytes);
+  if (pending != nullptr) pending->counts = counts;
   return wanted;
 }
 
@@ -570,11 +585,20 @@ void ArrayTree::ToIndex(const Scope& scope, const ViewLayouts& layouts) {
   index_counted_.insert(scope.key);  // counted by the pass
 }
 
-Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope,
-                                                              const CellFile& f) {
+Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(
+    const Scope& scope, const CellFile& f, std::shared_ptr<const ParquetCountsMap>* counts) {
   using Kind = CellFile::Kind;
   std::string key = scope.key + f.LayoutKey();
-  if (auto hit = caches_->layouts.Get(key)) return hit;
+  // The layout (and the counts asked for) as cached.
+  auto cached = [&]() -> std::shared_ptr<const StreamLayout> {
+    std::shared_ptr<const StreamLayout> hit = caches_->layouts.Get(key);
+    if (hit && counts != nullptr) {
+      *counts = caches_->parquet_counts.Get(scope.key + "layout/counts");
+      if (!*counts) return nullptr;
+    }
+    return hit;
+  };
+  if (auto hit = cached()) return hit;
   if (f.kind != Kind::kVarData && f.kind != Kind::kTxt && f.kind != Kind::kDataCsv) {
     return Error::InvalidArgument(fmt::format("{}: no layout pass for this file", key));
   }
@@ -590,10 +614,17 @@ Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope
     pending = slot;
   }
   std::lock_guard<std::mutex> pass_lock(pending->mu);
-  if (auto it = pending->layouts.find(key); it != pending->layouts.end()) return it->second;
+  auto passed = [&]() -> std::shared_ptr<const StreamLayout> {
+    auto it = pending->layouts.find(key);
+    if (it == pending->layouts.end() || (counts != nullptr && !pending->counts)) return nullptr;
+    if (counts != nullptr) *counts = pending->counts;
+    return it->second;
+  };
+  if (auto done = passed()) return done;
   auto computed = [&]() -> Result<std::shared_ptr<const StreamLayout>> {
-    if (auto hit = caches_->layouts.Get(key)) return hit;
-    if (auto indexed = FromIndex(scope, pending.get(), key)) return indexed;
+    if (auto hit = cached()) return hit;
+    FromIndex(scope, pending.get(), key);
+    if (auto indexed = passed()) return indexed;
     ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
     uint64_t piece = options_.piece_cells != 0 ? options_.piece_cells : DefaultPieceCells(cells);
     // Every text file of the view from the one pass: data.csv, each .txt,
@@ -604,8 +635,8 @@ Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope
                      ComputeViewLayouts(*scope.view, fields, scope.enums.get(), cells, piece,
                                         options_.layout_batch_cells));
     ToIndex(scope, all);
-    std::shared_ptr<const StreamLayout> wanted =
-        PutLayouts(scope, std::move(all), pending.get(), key);
+    PutLayouts(scope, std::move(all), pending.get(), key);
+    std::shared_ptr<const StreamLayout> wanted = passed();
     if (!wanted) {
       return Error::InvalidArgument(fmt::format("{}: not a text file of the view", key));
     }
@@ -617,6 +648,59 @@ Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(const Scope& scope
     if (it != pending_layouts_.end() && it->second == pending) pending_layouts_.erase(it);
   }
   return computed;
+}
+
+Result<std::shared_ptr<const ParquetSource>> ArrayTree::Parquet(const Scope& scope) {
+  const std::string key = scope.key + "parquet";
+  if (auto hit = caches_->parquet.Get(key)) return hit;
+  const core::ArraySchema& schema = scope.view->schema();
+  std::vector<ParquetField> fields;
+  bool needs = false;
+  for (const std::string& name : CsvFields(schema)) {
+    ParquetField f;
+    f.name = name;
+    if (int d = schema.DimensionIndex(name); d >= 0) {
+      f.type = schema.dimensions[d].type;
+      f.cell_val_num = schema.dimensions[d].cell_val_num;
+      f.dimension = true;
+    } else {
+      const core::Attribute& a = schema.attributes[schema.AttributeIndex(name)];
+      f.type = a.type;
+      f.cell_val_num = a.cell_val_num;
+      f.nullable = a.nullable;
+      if (scope.enums) f.enumeration = EnumerationFor(schema, *scope.enums, name);
+    }
+    needs = needs ||
+            ParquetNeedsOf(f.type, f.cell_val_num, f.nullable, f.dimension, f.enumeration).any();
+    fields.push_back(std::move(f));
+  }
+  ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
+  uint64_t piece = options_.piece_cells != 0 ? options_.piece_cells : DefaultPieceCells(cells);
+  if (needs) {
+    // The view's one pass (or its index entry) counts them, cut as the
+    // text files are.
+    std::shared_ptr<const ParquetCountsMap> counts;
+    ASSIGN_OR_RETURN(std::shared_ptr<const StreamLayout> csv, Layout(scope, CellFile{}, &counts));
+    piece = csv->piece_cells;
+    for (ParquetField& f : fields) {
+      if (auto it = counts->find(f.name); it != counts->end()) f.counts = it->second;
+    }
+  }
+  Json view;
+  view["array"] = scope.array->storage().root();
+  view["instant_ms"] = scope.view->instant();
+  view["instant"] = FormatIso(static_cast<int64_t>(scope.view->instant()));
+  if (scope.fragment) view["fragment"] = scope.fragment->name().name;
+  if (scope.sliced) view["slice"] = scope.slice;
+  std::map<std::string, std::string> metadata = {
+      {"tiledb.view", core::DumpJsonText(view, -1)},
+      {"tiledb.schema", core::SchemaToJson(schema, scope.enums.get())}};
+  const bool stats = !schema.dimensions.empty() && fields[0].name == schema.dimensions[0].name;
+  ASSIGN_OR_RETURN(ParquetPlan plan,
+                   ParquetPlan::Make(std::move(fields), cells, piece, std::move(metadata), stats));
+  auto source = std::make_shared<const ParquetSource>(scope.view, std::move(plan));
+  caches_->parquet.Put(key, source, source->footprint());
+  return source;
 }
 
 namespace {
@@ -638,7 +722,8 @@ Result<uint64_t> ArrayTree::CellFileSize(const Scope& scope, const CellFile& f) 
   using Kind = CellFile::Kind;
   // A sparse view's cells counted on an earlier mount: no window to build.
   // Once per view: its layouts come with them, and stay cached.
-  if (!scope.view->dense() && (f.kind == Kind::kFixed || f.kind == Kind::kNpy)) {
+  if (!scope.view->dense() &&
+      (f.kind == Kind::kFixed || f.kind == Kind::kNpy || f.kind == Kind::kParquet)) {
     bool first;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -648,6 +733,10 @@ Result<uint64_t> ArrayTree::CellFileSize(const Scope& scope, const CellFile& f) 
     if (first) FromIndex(scope, nullptr, "");
   }
   switch (f.kind) {
+    case Kind::kParquet: {
+      ASSIGN_OR_RETURN(std::shared_ptr<const ParquetSource> source, Parquet(scope));
+      return source->plan().size();
+    }
     case Kind::kFixed: {
       ASSIGN_OR_RETURN(uint64_t cells, scope.view->CellCount());
       return SizeOfCells(0, cells, f.cell_size());
@@ -676,6 +765,10 @@ Result<uint64_t> ArrayTree::CellFileSize(const Scope& scope, const CellFile& f) 
 Result<std::unique_ptr<OpenFile>> ArrayTree::OpenCellFile(const Scope& scope, const CellFile& f) {
   using Kind = CellFile::Kind;
   switch (f.kind) {
+    case Kind::kParquet: {
+      ASSIGN_OR_RETURN(std::shared_ptr<const ParquetSource> source, Parquet(scope));
+      return MakeParquetFile(std::move(source));
+    }
     case Kind::kFixed:
     case Kind::kNpy:
     case Kind::kValidity: {

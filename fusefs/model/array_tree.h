@@ -14,27 +14,36 @@
 #include "core/array/array.h"
 #include "core/array/array_view.h"
 #include "fusefs/model/diff.h"
+#include "fusefs/model/parquet_file.h"
 #include "fusefs/model/render_cache.h"
 #include "fusefs/model/streamed_file.h"
 #include "fusefs/model/tree.h"
 
 namespace tiledbfs::fusefs {
 
+// What data.parquet's sizes need counted of a view's fields, by field.
+using ParquetCountsMap = std::map<std::string, ParquetCounts>;
+
 // The byte budget of a mount (-o cache_size), shared by every array of it:
 // half for decoded tiles, a quarter for small documents rendered whole, 1/16
 // for the layouts of streamed files (streamed_file.h; an open streamed file
 // also holds up to two rendered pieces of its own), 1/8 for the views of
-// single fragments (fragments/<name>/) with their cell indexes.
+// single fragments (fragments/<name>/) with their cell indexes, 1/32 for
+// data.parquet's plans and the counts they come from.
 struct TreeCaches {
   explicit TreeCaches(uint64_t budget)
       : tiles(std::make_shared<core::TileCache>(budget / 2)),
         files(budget / 4),
         layouts(budget / 16),
-        fragment_views(budget / 8) {}
+        fragment_views(budget / 8),
+        parquet(budget / 64),
+        parquet_counts(budget / 64) {}
   std::shared_ptr<core::TileCache> tiles;
   LruCache<std::string> files;
   LruCache<StreamLayout> layouts;
   LruCache<core::ArrayView> fragment_views;
+  LruCache<ParquetSource> parquet;
+  LruCache<ParquetCountsMap> parquet_counts;
 };
 
 class ArrayTree final : public Tree {
@@ -93,7 +102,7 @@ class ArrayTree final : public Tree {
   // A file whose bytes grow with the view's cells: streamed (streamed_file.h),
   // never materialised whole.
   struct CellFile {
-    enum class Kind { kFixed, kNpy, kValidity, kVarData, kVarOffsets, kTxt, kDataCsv };
+    enum class Kind { kFixed, kNpy, kValidity, kVarData, kVarOffsets, kTxt, kDataCsv, kParquet };
     Kind kind = Kind::kDataCsv;
     std::string section;  // "attributes" or "dimensions"; empty for data.csv
     std::string field;    // empty for data.csv
@@ -113,7 +122,13 @@ class ArrayTree final : public Tree {
   // layout (computed once, then cached).
   Result<uint64_t> CellFileSize(const Scope& scope, const CellFile& f);
   Result<std::unique_ptr<OpenFile>> OpenCellFile(const Scope& scope, const CellFile& f);
-  Result<std::shared_ptr<const StreamLayout>> Layout(const Scope& scope, const CellFile& f);
+  // With `counts`: also data.parquet's counts from the same pass.
+  Result<std::shared_ptr<const StreamLayout>> Layout(
+      const Scope& scope, const CellFile& f,
+      std::shared_ptr<const ParquetCountsMap>* counts = nullptr);
+  // data.parquet's plan: from the cell count alone where no field needs
+  // counting, else from the view's layout pass; cached.
+  Result<std::shared_ptr<const ParquetSource>> Parquet(const Scope& scope);
   struct PendingLayout;
   // The layouts of a view's text files into the cache (and `pending`, if
   // any); returns the one cached under `key`, if any.
@@ -165,6 +180,7 @@ class ArrayTree final : public Tree {
   struct PendingLayout {
     std::mutex mu;  // held for the pass
     std::map<std::string, std::shared_ptr<const StreamLayout>> layouts;
+    std::shared_ptr<const ParquetCountsMap> counts;
   };
   std::map<std::string, std::shared_ptr<PendingLayout>> pending_layouts_;
 };

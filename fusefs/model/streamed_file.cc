@@ -98,6 +98,14 @@ std::string SaveIndexedView(const IndexedView& view) {
       SaveLayout(w, layout);
     }
   }
+  w.Put<uint64_t>(view.layouts.parquet.size());
+  for (const auto& [field, counts] : view.layouts.parquet) {
+    w.PutName64(field).Put<uint8_t>((counts.utf8 ? 1 : 0) | (counts.labeled ? 2 : 0));
+    for (const auto* v : {&counts.valid, &counts.bytes, &counts.empty}) {
+      w.Put<uint64_t>(v->size());
+      for (uint64_t x : *v) w.Put<uint64_t>(x);
+    }
+  }
   return std::string(reinterpret_cast<const char*>(w.bytes().data()), w.size());
 }
 
@@ -116,6 +124,25 @@ Result<IndexedView> LoadIndexedView(std::string_view saved) {
       ASSIGN_OR_RETURN(uint64_t len, r.Read<uint64_t>("field name size"));
       ASSIGN_OR_RETURN(std::string field, r.ReadString(len, "field name"));
       ASSIGN_OR_RETURN((*group)[field], LoadLayout(r));
+    }
+  }
+  ASSIGN_OR_RETURN(uint64_t counted, r.Read<uint64_t>("counted fields"));
+  if (counted > r.remaining() / 8) return Error::Corrupt("saved view: more counts than bytes");
+  for (uint64_t i = 0; i < counted; ++i) {
+    ASSIGN_OR_RETURN(uint64_t len, r.Read<uint64_t>("field name size"));
+    ASSIGN_OR_RETURN(std::string field, r.ReadString(len, "field name"));
+    ParquetCounts& counts = out.layouts.parquet[field];
+    ASSIGN_OR_RETURN(uint8_t flags, r.Read<uint8_t>("flags"));
+    counts.utf8 = (flags & 1) != 0;
+    counts.labeled = (flags & 2) != 0;
+    for (auto* v : {&counts.valid, &counts.bytes, &counts.empty}) {
+      ASSIGN_OR_RETURN(uint64_t n, r.Read<uint64_t>("counts"));
+      if (n > r.remaining() / 8) return Error::Corrupt("saved view: more counts than bytes");
+      v->resize(n);
+      for (uint64_t& x : *v) {
+        ASSIGN_OR_RETURN(x, r.Read<uint64_t>("count"));
+        if (&x != v->data() && x < (&x)[-1]) return Error::Corrupt("saved view: counts descend");
+      }
     }
   }
   if (!r.empty()) return Error::Corrupt("saved view: bytes past the end");
@@ -316,6 +343,26 @@ core::Result<ViewLayouts> ComputeViewLayouts(const core::ArrayView& view,
     var[k] = d >= 0 ? schema.dimensions[d].var() : a >= 0 && schema.attributes[a].var();
     if (var[k]) bin[k].assign(pieces, 0);
   }
+  // data.parquet's counts, for the fields that need them.
+  std::vector<ParquetNeeds> needs(nf);
+  std::vector<ParquetCounts> counts(nf);
+  auto not_utf8 = std::make_unique<std::atomic<bool>[]>(nf);
+  auto unlabeled = std::make_unique<std::atomic<bool>[]>(nf);
+  for (size_t k = 0; k < nf; ++k) {
+    const core::ArraySchema& schema = view.schema();
+    const int d = schema.DimensionIndex(fields[k]);
+    const int a = schema.AttributeIndex(fields[k]);
+    if (d >= 0) {
+      needs[k] = ParquetNeedsOf(schema.dimensions[d].type, schema.dimensions[d].cell_val_num, false,
+                                true, nullptr);
+    } else if (a >= 0) {
+      const core::Attribute& attr = schema.attributes[a];
+      needs[k] = ParquetNeedsOf(attr.type, attr.cell_val_num, attr.nullable, false, field_enums[k]);
+    }
+    if (needs[k].valid) counts[k].valid.assign(pieces + 1, 0);
+    if (needs[k].bytes) counts[k].bytes.assign(pieces + 1, 0);
+    if (needs[k].empty) counts[k].empty.assign(pieces + 1, 0);
+  }
   TRY(RunOnEveryCore(batches, [&](size_t b, core::ReadState* state) -> core::Status {
     const uint64_t at = b * batch, n = std::min(batch, cells - at);
     const uint64_t first_piece = at / piece;
@@ -323,6 +370,11 @@ core::Result<ViewLayouts> ComputeViewLayouts(const core::ArrayView& view,
       ASSIGN_OR_RETURN(core::Column c, view.ReadFieldRange(fields[k], at, n, state));
       ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make({{&c, field_enums[k]}}, false));
       if (var[k]) TRY(CheckVarColumn(c, at, n));
+      if (needs[k].any()) {
+        const ParquetFlags flags = ParquetCountPieces(c, needs[k], first_piece, piece, counts[k]);
+        if (!flags.utf8) not_utf8[k] = true;
+        if (!flags.labeled) unlabeled[k] = true;
+      }
       for (uint64_t p = 0, j = first_piece; p < n; p += piece, ++j) {
         const uint64_t e = std::min(n, p + piece);
         txt[k][j] = table.MeasureRows(p, e);
@@ -337,6 +389,12 @@ core::Result<ViewLayouts> ComputeViewLayouts(const core::ArrayView& view,
     for (uint64_t j = 0; j < pieces; ++j) csv[j] += txt[k][j];
     out.txt[fields[k]] = LayoutOf("", txt[k], cells, piece, batch);
     if (var[k]) out.var_data[fields[k]] = LayoutOf("", bin[k], cells, piece, batch);
+    if (needs[k].any()) {
+      ParquetRunningTotals(counts[k]);
+      counts[k].utf8 = !not_utf8[k];
+      counts[k].labeled = !unlabeled[k];
+      out.parquet[fields[k]] = std::move(counts[k]);
+    }
   }
   out.csv = LayoutOf(CsvHeaderLine(fields), csv, cells, piece, batch);
   return out;

@@ -31,6 +31,7 @@
 #include "core/array/array_view.h"
 #include "core/schema/array_schema.h"
 #include "fusefs/model/tree.h"
+#include "fusefs/render/parquet.h"
 
 namespace tiledbfs::fusefs {
 
@@ -137,11 +138,13 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
 
 // The text files of a view, measured together (ComputeViewLayouts):
 // data.csv over `fields` (its header line first) and, for each field, its
-// .txt and, for a var-sized one, its .bin.
+// .txt and, for a var-sized one, its .bin; and what data.parquet's sizes
+// need counted of the fields that need it (ParquetNeedsOf), per piece.
 struct ViewLayouts {
   StreamLayout csv;
   std::map<std::string, StreamLayout> txt;
   std::map<std::string, StreamLayout> var_data;
+  std::map<std::string, ParquetCounts> parquet;
 };
 // What the persistent index keeps of a view: its sparse windows' counts
 // (ArrayView::SaveCounts; empty for other views) and its text files'
@@ -153,7 +156,7 @@ struct IndexedView {
 // The saved form's version, part of the index's keys too: bump it when the
 // form or any file's text changes (a value rendered otherwise would not
 // fit the sizes kept).
-inline constexpr uint32_t kIndexedViewFormat = 1;
+inline constexpr uint32_t kIndexedViewFormat = 2;
 // As bytes, and back. Load checks that each layout holds together (its
 // pieces cover its cells, its starts ascend from its header to its body's
 // end): kCorrupt otherwise, nothing taken. The counts are checked when a
@@ -163,12 +166,11 @@ core::Result<IndexedView> LoadIndexedView(std::string_view saved);
 
 // One pass over the view's `cells` cells in its order, in batches of
 // `batch_cells` (rounded up to a multiple of piece_cells) on every core:
-// each field is read once and its text (and var-sized bytes) measured a
-// piece at a time, so that every piece start of every file is known and a
-// read anywhere renders only its own pieces. A data.csv piece is the sum
-// of its fields' .txt pieces: a field then a separator or the line end is
-// one byte more, as a .txt line's end. `enums` (may be null): the view
-// schema's enumerations. Errors: those of the reads.
+// each field is read once and its text (and var-sized bytes, and
+// data.parquet's counts) measured a piece at a time, so that every piece start of every file is
+// known and a read anywhere renders only its own pieces. A data.csv piece is the sum of its fields'
+// .txt pieces: a field then a separator or the line end is one byte more, as a .txt line's end.
+// `enums` (may be null): the view schema's enumerations. Errors: those of the reads.
 core::Result<ViewLayouts> ComputeViewLayouts(const core::ArrayView& view,
                                              const std::vector<std::string>& fields,
                                              const std::vector<core::Enumeration>* enums,

@@ -1,0 +1,160 @@
+#include "fusefs/model/parquet_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "core/read/tile_cache.h"
+
+namespace tiledbfs::fusefs {
+
+using core::Error;
+
+Result<std::shared_ptr<const std::string>> ParquetSource::Footer() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (footer_) return footer_;
+  std::vector<ParquetPlan::MinMax> stats;
+  if (plan_.first_dim_stats()) {
+    const std::string& name = plan_.columns()[0].field.name;
+    core::ReadState state;
+    for (const ParquetPlan::RowGroup& g : plan_.row_groups()) {
+      ParquetPlan::MinMax m;
+      ASSIGN_OR_RETURN(core::Column first, view_->ReadFieldRange(name, g.first_row, 1, &state));
+      ASSIGN_OR_RETURN(core::Column last,
+                       view_->ReadFieldRange(name, g.first_row + g.rows - 1, 1, &state));
+      if (first.cell_count != 1 || last.cell_count != 1) {
+        return Error::Corrupt(fmt::format("data.parquet: {} at rows {} and {}: no cell", name,
+                                          g.first_row, g.first_row + g.rows - 1));
+      }
+      m.min = plan_.StatValue(first, false);
+      m.max = plan_.StatValue(last, true);
+      stats.push_back(std::move(m));
+    }
+  }
+  ASSIGN_OR_RETURN(std::string footer, plan_.Footer(stats));
+  footer_ = std::make_shared<const std::string>(std::move(footer));
+  return footer_;
+}
+
+uint64_t ParquetSource::footprint() const {
+  return sizeof(*this) + plan_.pages().size() * sizeof(ParquetPlan::Page) +
+         plan_.row_groups().size() * sizeof(ParquetPlan::RowGroup) +
+         (footer_ ? footer_->size() : 0);
+}
+
+namespace {
+
+class ParquetFile final : public OpenFile {
+ public:
+  explicit ParquetFile(std::shared_ptr<const ParquetSource> source) : source_(std::move(source)) {
+    state_.parts = true;  // a seek decodes only the chunks it needs
+  }
+
+  uint64_t size() const override { return source_->plan().size(); }
+
+  Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
+    const ParquetPlan& plan = source_->plan();
+    const uint64_t end = std::min<uint64_t>(plan.size(), offset + out.size());
+    if (offset >= end) return size_t{0};
+    std::lock_guard<std::mutex> lock(mu_);
+    uint64_t at = offset;
+    // Copies the part of file bytes [from, from + src.size()) in the read.
+    auto copy = [&](std::string_view src, uint64_t from) {
+      const uint64_t a = std::max(from, at), b = std::min(from + src.size(), end);
+      if (a >= b) return;
+      std::memcpy(out.data() + (a - offset), src.data() + (a - from), b - a);
+      at = b;
+    };
+    while (at < end) {
+      const uint64_t before = at;
+      TRY(Next(plan, at, end, copy));
+      if (at == before) return Error::Corrupt(fmt::format("data.parquet: no bytes at {}", at));
+    }
+    return static_cast<size_t>(end - offset);
+  }
+
+ private:
+  // Copies what starts at `at`: the magic, a page header or body, the footer.
+  template <class Copy>
+  core::Status Next(const ParquetPlan& plan, uint64_t at, uint64_t end, Copy& copy) {
+    if (at < 4) {
+      copy("PAR1", 0);
+      return core::Ok();
+    }
+    if (at >= plan.footer_start()) {
+      ASSIGN_OR_RETURN(std::shared_ptr<const std::string> footer, source_->Footer());
+      copy(*footer, plan.footer_start());
+      return core::Ok();
+    }
+    const size_t p = plan.PageAt(at);
+    if (p >= plan.pages().size()) return Error::Corrupt("data.parquet: a byte in no page");
+    const ParquetPlan::Page& page = plan.pages()[p];
+    if (at < page.body) {
+      copy(plan.PageHeader(p), page.start);
+      return core::Ok();
+    }
+    const std::string& field = plan.columns()[page.column].field.name;
+    const uint32_t width = page.dictionary ? 0 : plan.DirectWidth(page.column);
+    if (width != 0) {
+      // Values only: the rows this read spans, converted.
+      const uint64_t from = (at - page.body) / width;
+      const uint64_t to = (std::min(end, page.end) - page.body + width - 1) / width;
+      ASSIGN_OR_RETURN(core::Column cells, source_->view().ReadFieldRange(
+                                               field, page.first_row + from, to - from, &state_));
+      if (cells.cell_count != to - from) {
+        return Error::Corrupt(fmt::format("data.parquet: {} cells of {} read at row {}",
+                                          cells.cell_count, field, page.first_row + from));
+      }
+      scratch_.clear();
+      ParquetPlan::AppendFixedValues(plan.columns()[page.column], cells, scratch_);
+      copy(scratch_, page.body + from * width);
+      return core::Ok();
+    }
+    ASSIGN_OR_RETURN(const std::string* body, Body(p));
+    copy(*body, page.body);
+    return core::Ok();
+  }
+
+  // Page p's body, rendered whole; the last two rendered are kept (a
+  // reader going forward crosses each page in several reads).
+  Result<const std::string*> Body(size_t p) {
+    for (Rendered& r : rendered_) {
+      if (r.page == p) return &r.body;
+    }
+    Rendered& r = rendered_[next_];
+    next_ = (next_ + 1) % rendered_.size();
+    r.page = SIZE_MAX;
+    r.body.clear();
+    const ParquetPlan& plan = source_->plan();
+    const ParquetPlan::Page& page = plan.pages()[p];
+    core::Column cells;
+    if (!page.dictionary) {
+      ASSIGN_OR_RETURN(cells, source_->view().ReadFieldRange(plan.columns()[page.column].field.name,
+                                                             page.first_row, page.rows, &state_));
+    }
+    TRY(plan.AppendPageBody(p, cells, r.body));
+    r.page = p;
+    return &r.body;
+  }
+
+  struct Rendered {
+    size_t page = SIZE_MAX;
+    std::string body;
+  };
+  std::shared_ptr<const ParquetSource> source_;
+  std::mutex mu_;  // reads of one file are serialised
+  core::ReadState state_;
+  std::string scratch_;
+  std::array<Rendered, 2> rendered_;
+  size_t next_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<OpenFile> MakeParquetFile(std::shared_ptr<const ParquetSource> source) {
+  return std::make_unique<ParquetFile>(std::move(source));
+}
+
+}  // namespace tiledbfs::fusefs

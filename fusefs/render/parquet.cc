@@ -1,0 +1,830 @@
+#include "fusefs/render/parquet.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "core/util/text.h"
+#include "fusefs/render/thrift_compact.h"
+#include "fusefs/render/value_text.h"
+
+namespace tiledbfs::fusefs {
+
+using core::Datatype;
+using core::Error;
+
+namespace {
+
+// parquet.thrift's enums, as written.
+enum Physical : int32_t {
+  kBoolean = 0,
+  kInt32 = 1,
+  kInt64 = 2,
+  kFloat = 4,
+  kDouble = 5,
+  kBytes = 6
+};
+enum Converted : int32_t {
+  kUtf8 = 0,
+  kList = 3,
+  kTimeMicros = 8,
+  kTimestampMillis = 9,
+  kTimestampMicros = 10,
+  kUint8 = 11,
+  kInt8 = 15,
+  kNoConverted = -1,
+};
+constexpr int32_t kPlain = 0, kRle = 3, kRleDictionary = 8;
+constexpr int32_t kDataPage = 0, kDictionaryPage = 2;
+constexpr int32_t kRequired = 0, kOptional = 1, kRepeated = 2;
+
+// Rows per row group and per page (at most; both whole pieces), and the
+// bytes a page grows to before the next piece starts a new one.
+constexpr uint64_t kGroupRows = uint64_t{1} << 20;
+constexpr uint64_t kPageRows = uint64_t{1} << 16;
+constexpr uint64_t kPageBytes = uint64_t{1} << 20;
+// Page sizes and value counts are i32 in the header.
+constexpr uint64_t kMaxPage = (uint64_t{1} << 31) - 1;
+
+// Strings whose values may carry the STRING annotation (others are bytes).
+bool IsText(Datatype t) {
+  return t == Datatype::kChar || t == Datatype::kStringAscii || t == Datatype::kStringUtf8;
+}
+// Types whose whole cell is one BYTE_ARRAY value.
+bool IsBytes(Datatype t) { return core::IsString(t) || core::IsBlobLike(t) || t == Datatype::kAny; }
+
+// DATETIME and TIME units with a Parquet type of their own.
+bool IsTimestamp(Datatype t) {
+  return t == Datatype::kDatetimeMs || t == Datatype::kDatetimeUs || t == Datatype::kDatetimeNs;
+}
+bool IsTimeOfDay(Datatype t) { return t == Datatype::kTimeUs || t == Datatype::kTimeNs; }
+
+// Cell i holds a value: valid, and not NaT where NaT is null.
+bool HasValue(const core::Column& c, uint64_t i, bool nat) {
+  if (!c.valid(i)) return false;
+  if (!nat) return true;
+  int64_t v;
+  std::memcpy(&v, c.cell(i).data(), 8);
+  return v != std::numeric_limits<int64_t>::min();
+}
+
+Physical PhysicalOf(Datatype t) {
+  if (t == Datatype::kBool) return kBoolean;
+  if (t == Datatype::kFloat32) return kFloat;
+  if (t == Datatype::kFloat64) return kDouble;
+  if (IsBytes(t)) return kBytes;
+  return core::DatatypeSize(t) <= 4 ? kInt32 : kInt64;
+}
+
+uint32_t WidthOf(Physical p) {
+  switch (p) {
+    case kInt32:
+    case kFloat:
+      return 4;
+    case kInt64:
+    case kDouble:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+uint64_t Groups(uint64_t n) { return n / 8 + (n % 8 != 0); }
+// A bit-packed run of n values of `bits` bits (RLE/bit-packing hybrid).
+uint64_t HybridSize(uint64_t n, uint32_t bits) {
+  return ThriftWriter::VarintSize(Groups(n) << 1 | 1) + Groups(n) * bits;
+}
+// A data page v1 levels block: its 4-byte length, then the run.
+uint64_t LevelsSize(uint64_t n, uint32_t bits) { return 4 + HybridSize(n, bits); }
+uint32_t BitsFor(uint64_t max_value) {
+  return std::max<uint32_t>(1, static_cast<uint32_t>(std::bit_width(max_value)));
+}
+
+// Appends n values of `bits` bits, value(i) for the i-th, as one
+// bit-packed run (LSB first, the last group padded with zeros).
+template <class F>
+void AppendHybrid(std::string& out, uint64_t n, uint32_t bits, F value) {
+  ThriftWriter::Varint(out, Groups(n) << 1 | 1);
+  uint64_t acc = 0;
+  uint32_t held = 0;
+  for (uint64_t i = 0; i < Groups(n) * 8; ++i) {
+    acc |= static_cast<uint64_t>(i < n ? value(i) : 0) << held;
+    held += bits;
+    while (held >= 8) {
+      out.push_back(static_cast<char>(acc & 0xFF));
+      acc >>= 8;
+      held -= 8;
+    }
+  }
+}
+
+template <class F>
+void AppendLevels(std::string& out, uint64_t n, uint32_t bits, F value) {
+  const size_t at = out.size();
+  out.append(4, '\0');
+  AppendHybrid(out, n, bits, value);
+  const uint32_t len = static_cast<uint32_t>(out.size() - at - 4);
+  std::memcpy(out.data() + at, &len, 4);
+}
+
+template <class T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+// n values of type t at p as PLAIN values of `width` bytes: integers of 1
+// and 2 bytes widened to 4 (sign- or zero-extended), others as they are.
+void AppendNumbers(std::string& out, Datatype t, uint32_t width, const uint8_t* p, uint64_t n) {
+  const uint64_t size = core::DatatypeSize(t);
+  if (size == width) {
+    out.append(reinterpret_cast<const char*>(p), n * size);
+    return;
+  }
+  const size_t at = out.size();
+  out.resize(at + n * 4);
+  char* o = out.data() + at;
+  for (uint64_t i = 0; i < n; ++i, o += 4) {
+    int32_t v = 0;
+    switch (t) {
+      case Datatype::kInt8:
+        v = static_cast<int8_t>(p[i]);
+        break;
+      case Datatype::kUInt8:
+        v = p[i];
+        break;
+      case Datatype::kInt16:
+        v = Load<int16_t>(p + 2 * i);
+        break;
+      default:  // kUInt16
+        v = Load<uint16_t>(p + 2 * i);
+        break;
+    }
+    std::memcpy(o, &v, 4);
+  }
+}
+
+// An enumeration index: the integer a cell holds (-1 if negative).
+int64_t IndexOf(Datatype t, const uint8_t* p) {
+  switch (core::DatatypeSize(t)) {
+    case 1:
+      return core::IsSigned(t) ? static_cast<int8_t>(p[0]) : p[0];
+    case 2:
+      return core::IsSigned(t) ? Load<int16_t>(p) : Load<uint16_t>(p);
+    case 4:
+      return core::IsSigned(t) ? Load<int32_t>(p) : Load<uint32_t>(p);
+    default: {
+      const uint64_t v = Load<uint64_t>(p);
+      return core::IsSigned(t) || v <= uint64_t{INT64_MAX} ? static_cast<int64_t>(v) : -1;
+    }
+  }
+}
+
+}  // namespace
+
+core::Bytes ParquetValue(const core::Column& c, uint64_t i) {
+  core::Bytes cell = c.cell(i);
+  if (!core::IsString(c.type)) return cell;
+  // Whole NUL characters (two bytes of UTF-16), as value_text.cc strips them.
+  const size_t unit = core::DatatypeSize(c.type);
+  size_t n = cell.size() - cell.size() % unit;
+  while (n >= unit && std::all_of(cell.begin() + (n - unit), cell.begin() + n,
+                                  [](uint8_t b) { return b == 0; })) {
+    n -= unit;
+  }
+  return cell.first(n);
+}
+
+bool ParquetDictionary(Datatype key_type, uint32_t cell_val_num, const core::Enumeration* e) {
+  if (e == nullptr || !core::IsInteger(key_type) || cell_val_num != 1) return false;
+  if (IsBytes(e->type)) return true;
+  return e->cell_val_num == 1 && e->type != Datatype::kBool;
+}
+
+ParquetNeeds ParquetNeedsOf(Datatype type, uint32_t cell_val_num, bool nullable, bool dimension,
+                            const core::Enumeration* enumeration) {
+  ParquetNeeds n;
+  const bool var = cell_val_num == core::kVarNum;
+  n.nat = !dimension && cell_val_num == 1 && (IsTimestamp(type) || IsTimeOfDay(type));
+  n.valid = nullable || n.nat;
+  n.bytes = var || core::IsString(type);
+  n.empty = var && !IsBytes(type);
+  n.utf8 = IsText(type);
+  if (ParquetDictionary(type, cell_val_num, enumeration)) {
+    n.labels = EnumerationSize(*enumeration);
+    n.labeled = true;
+  }
+  return n;
+}
+
+ParquetFlags ParquetCountPieces(const core::Column& c, ParquetNeeds needs, uint64_t first_piece,
+                                uint64_t piece, ParquetCounts& counts) {
+  ParquetFlags flags;
+  for (uint64_t p = 0, j = first_piece; p < c.cell_count; p += piece, ++j) {
+    const uint64_t e = std::min(c.cell_count, p + piece);
+    uint64_t valid = 0, bytes = 0, empty = 0;
+    for (uint64_t i = p; i < e; ++i) {
+      if (!HasValue(c, i, needs.nat)) continue;
+      ++valid;
+      const core::Bytes cell = ParquetValue(c, i);
+      bytes += cell.size();
+      empty += cell.empty();
+      if (needs.utf8 && flags.utf8) flags.utf8 = core::ValidUtf8(cell);
+      if (needs.labeled && flags.labeled) {
+        const int64_t k = IndexOf(c.type, cell.data());
+        flags.labeled = k >= 0 && static_cast<uint64_t>(k) < needs.labels;
+      }
+    }
+    if (needs.valid) counts.valid[j + 1] = valid;
+    if (needs.bytes) counts.bytes[j + 1] = bytes;
+    if (needs.empty) counts.empty[j + 1] = empty;
+  }
+  return flags;
+}
+
+void ParquetRunningTotals(ParquetCounts& counts) {
+  for (auto* v : {&counts.valid, &counts.bytes, &counts.empty}) {
+    for (size_t j = 1; j < v->size(); ++j) (*v)[j] += (*v)[j - 1];
+  }
+}
+
+namespace {
+
+// What a data page of rows [a, b) (pieces [j, k)) of a column holds.
+struct PageShape {
+  uint64_t rows = 0, valid = 0, values = 0, entries = 0, body = 0;
+};
+
+core::Result<PageShape> ShapeOf(const ParquetPlan::Column& col, uint64_t piece, uint64_t rows,
+                                uint64_t j, uint64_t k) {
+  const ParquetField& f = col.field;
+  const ParquetCounts& c = f.counts;
+  PageShape s;
+  const uint64_t a = j * piece, b = std::min(rows, k * piece);
+  s.rows = b - a;
+  s.valid = col.optional ? c.valid[k] - c.valid[j] : s.rows;
+  const bool var = f.cell_val_num == core::kVarNum;
+  const uint64_t bytes = c.bytes.empty() ? 0 : c.bytes[k] - c.bytes[j];
+  s.entries = s.rows;
+  s.body = col.max_def > 0 && col.kind != ParquetPlan::Kind::kList ? LevelsSize(s.rows, 1) : 0;
+  using Kind = ParquetPlan::Kind;
+  switch (col.kind) {
+    case Kind::kFixed:
+      s.values = s.valid;
+      s.body += s.valid * col.width;
+      break;
+    case Kind::kBool:
+      s.values = s.valid;
+      s.body += Groups(s.valid);
+      break;
+    case Kind::kBytes:
+      s.values = s.valid;
+      s.body += 4 * s.valid +
+                (!c.bytes.empty() ? bytes : s.valid * core::DatatypeSize(f.type) * f.cell_val_num);
+      break;
+    case Kind::kList: {
+      const uint64_t elem = core::DatatypeSize(f.type);
+      if (var && bytes % elem != 0) {
+        return Error::Corrupt(fmt::format("{}: {} bytes of {} values in rows [{}, {})", f.name,
+                                          bytes, core::DatatypeName(f.type), a, b));
+      }
+      s.values = var ? bytes / elem : s.valid * f.cell_val_num;
+      const uint64_t empty = var ? c.empty[k] - c.empty[j] : 0;
+      s.entries = s.values + empty + (s.rows - s.valid);
+      s.body = LevelsSize(s.entries, 1) + LevelsSize(s.entries, BitsFor(col.max_def)) +
+               (col.width == 0 ? Groups(s.values) : s.values * col.width);
+      break;
+    }
+    case Kind::kDictionary:
+      s.values = s.valid;
+      s.body += 1 + HybridSize(s.valid, col.dict_bits);
+      break;
+  }
+  return s;
+}
+
+std::string DataPageHeader(uint64_t body, uint64_t entries, int32_t encoding) {
+  std::string out;
+  ThriftWriter w(out);
+  w.I32(1, kDataPage).I32(2, static_cast<int32_t>(body)).I32(3, static_cast<int32_t>(body));
+  w.BeginStruct(5).I32(1, static_cast<int32_t>(entries)).I32(2, encoding);
+  w.I32(3, kRle).I32(4, kRle).EndStruct();
+  w.End();
+  return out;
+}
+
+std::string DictionaryPageHeader(uint64_t body, uint64_t labels) {
+  std::string out;
+  ThriftWriter w(out);
+  w.I32(1, kDictionaryPage).I32(2, static_cast<int32_t>(body)).I32(3, static_cast<int32_t>(body));
+  w.BeginStruct(7).I32(1, static_cast<int32_t>(labels)).I32(2, kPlain).EndStruct();
+  w.End();
+  return out;
+}
+
+// Label i as a value: strings without trailing NULs, as data.csv shows them.
+core::Bytes LabelValue(const core::Enumeration& e, uint64_t i) {
+  core::Column one;
+  one.type = e.type;
+  one.cell_val_num = core::kVarNum;
+  const core::Bytes label = EnumerationValue(e, i);
+  one.data.assign(label.begin(), label.end());
+  one.offsets = {0, label.size()};
+  one.cell_count = 1;
+  const size_t n = ParquetValue(one, 0).size();
+  return label.first(n);
+}
+
+Physical LabelPhysical(const core::Enumeration& e) { return PhysicalOf(e.type); }
+
+// A dictionary page's body: the labels, PLAIN.
+void AppendDictionary(std::string& out, const core::Enumeration& e, uint32_t width) {
+  for (uint64_t i = 0; i < EnumerationSize(e); ++i) {
+    const core::Bytes label = LabelValue(e, i);
+    if (width != 0) {
+      AppendNumbers(out, e.type, width, label.data(), 1);
+      continue;
+    }
+    const uint32_t len = static_cast<uint32_t>(label.size());
+    out.append(reinterpret_cast<const char*>(&len), 4);
+    out.append(reinterpret_cast<const char*>(label.data()), label.size());
+  }
+}
+
+uint64_t DictionaryBody(const core::Enumeration& e, uint32_t width) {
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < EnumerationSize(e); ++i) {
+    n += width != 0 ? width : 4 + LabelValue(e, i).size();
+  }
+  return n;
+}
+
+bool LabelsUtf8(const core::Enumeration& e) {
+  for (uint64_t i = 0; i < EnumerationSize(e); ++i) {
+    if (!core::ValidUtf8(LabelValue(e, i))) return false;
+  }
+  return IsText(e.type);
+}
+
+}  // namespace
+
+core::Result<ParquetPlan> ParquetPlan::Make(std::vector<ParquetField> fields, uint64_t rows,
+                                            uint64_t piece_rows,
+                                            std::map<std::string, std::string> metadata,
+                                            bool first_dim_stats) {
+  ParquetPlan plan;
+  plan.rows_ = rows;
+  plan.metadata_ = std::move(metadata);
+  const uint64_t piece = std::max<uint64_t>(piece_rows, 1);
+  const uint64_t pieces = rows / piece + (rows % piece != 0);
+  for (ParquetField& f : fields) {
+    const ParquetNeeds needs =
+        ParquetNeedsOf(f.type, f.cell_val_num, f.nullable, f.dimension, f.enumeration);
+    auto covers = [&](const std::vector<uint64_t>& v, bool needed) {
+      return !needed || v.size() == pieces + 1;
+    };
+    if (!covers(f.counts.valid, needs.valid) || !covers(f.counts.bytes, needs.bytes) ||
+        !covers(f.counts.empty, needs.empty)) {
+      return Error::InvalidArgument(
+          fmt::format("{}: counts that do not cover {} pieces", f.name, pieces));
+    }
+    Column col;
+    const Physical physical = PhysicalOf(f.type);
+    if (needs.labeled && f.counts.labeled) {
+      // Every index has its label (an enumeration that has not is shown by
+      // its indices, as data.csv shows the ones without).
+      col.kind = Kind::kDictionary;
+      col.dict_bits = BitsFor(std::max<uint64_t>(EnumerationSize(*f.enumeration), 1) - 1);
+      col.width = WidthOf(LabelPhysical(*f.enumeration));
+    } else if (physical == kBytes) {
+      col.kind = Kind::kBytes;
+    } else if (f.cell_val_num != 1) {
+      col.kind = Kind::kList;
+      col.width = WidthOf(physical);
+    } else {
+      col.kind = physical == kBoolean ? Kind::kBool : Kind::kFixed;
+      col.width = WidthOf(physical);
+    }
+    if (col.kind == Kind::kDictionary) f.counts.utf8 = LabelsUtf8(*f.enumeration);
+    col.nat = needs.nat;
+    col.optional = f.nullable || needs.nat;
+    col.max_rep = col.kind == Kind::kList ? 1 : 0;
+    col.max_def = (col.kind == Kind::kList ? 1 : 0) + (col.optional ? 1 : 0);
+    col.field = std::move(f);
+    plan.columns_.push_back(std::move(col));
+  }
+  plan.first_dim_stats_ = first_dim_stats && !plan.columns_.empty() &&
+                          plan.columns_[0].kind == Kind::kFixed && !plan.columns_[0].optional;
+
+  uint64_t at = 4;  // "PAR1"
+  auto add_page = [&](Page page, uint64_t header, uint64_t body) -> core::Status {
+    if (body > kMaxPage || page.values > kMaxPage) {
+      return Error::OutOfMemory(fmt::format("{}: a page of rows [{}, +{}) is past 2 GiB",
+                                            plan.columns_[page.column].field.name, page.first_row,
+                                            page.rows));
+    }
+    page.start = at;
+    page.body = at + header;
+    page.end = page.body + body;
+    if (page.end < at || page.end > (uint64_t{1} << 62)) {
+      return Error::OutOfMemory("data.parquet would be past 2^62 bytes");
+    }
+    at = page.end;
+    plan.pages_.push_back(page);
+    return core::Ok();
+  };
+  const uint64_t group_pieces = std::max<uint64_t>(1, kGroupRows / piece);
+  const uint64_t page_pieces = std::max<uint64_t>(1, kPageRows / piece);
+  for (uint64_t gj = 0; gj < pieces; gj += group_pieces) {
+    const uint64_t gk = std::min(pieces, gj + group_pieces);
+    plan.groups_.push_back(
+        {gj * piece, std::min(rows, gk * piece) - gj * piece, plan.pages_.size()});
+    for (uint32_t c = 0; c < plan.columns_.size(); ++c) {
+      const Column& col = plan.columns_[c];
+      if (col.kind == Kind::kDictionary) {
+        const uint64_t labels = EnumerationSize(*col.field.enumeration);
+        const uint64_t body = DictionaryBody(*col.field.enumeration, col.width);
+        Page page;
+        page.column = c;
+        page.dictionary = true;
+        page.values = labels;
+        TRY(add_page(page, DictionaryPageHeader(body, labels).size(), body));
+      }
+      for (uint64_t j = gj; j < gk;) {
+        // Whole pieces, while the page stays within its rows and bytes.
+        uint64_t k = j + 1;
+        ASSIGN_OR_RETURN(PageShape shape, ShapeOf(col, piece, rows, j, k));
+        while (k < gk && k - j < page_pieces) {
+          ASSIGN_OR_RETURN(PageShape more, ShapeOf(col, piece, rows, j, k + 1));
+          if (more.body > kPageBytes) break;
+          shape = more;
+          ++k;
+        }
+        Page page;
+        page.column = c;
+        page.first_row = j * piece;
+        page.rows = shape.rows;
+        page.values = shape.entries;
+        page.nulls = shape.rows - shape.valid;
+        const int32_t encoding = col.kind == Kind::kDictionary ? kRleDictionary : kPlain;
+        TRY(add_page(page, DataPageHeader(shape.body, shape.entries, encoding).size(), shape.body));
+        j = k;
+      }
+    }
+  }
+  plan.footer_start_ = at;
+  plan.size_ = at + plan.EncodeFooter(nullptr).size();
+  return plan;
+}
+
+size_t ParquetPlan::PageAt(uint64_t offset) const {
+  if (offset >= footer_start_) return pages_.size();
+  auto it = std::upper_bound(pages_.begin(), pages_.end(), offset,
+                             [](uint64_t o, const Page& p) { return o < p.start; });
+  return it == pages_.begin() ? pages_.size() : static_cast<size_t>(it - pages_.begin()) - 1;
+}
+
+std::string ParquetPlan::PageHeader(size_t p) const {
+  const Page& page = pages_[p];
+  const Column& col = columns_[page.column];
+  if (page.dictionary) return DictionaryPageHeader(page.end - page.body, page.values);
+  return DataPageHeader(page.end - page.body, page.values,
+                        col.kind == Kind::kDictionary ? kRleDictionary : kPlain);
+}
+
+uint32_t ParquetPlan::DirectWidth(size_t column) const {
+  const Column& col = columns_[column];
+  return col.kind == Kind::kFixed && col.max_def == 0 ? col.width : 0;
+}
+
+void ParquetPlan::AppendFixedValues(const Column& column, const core::Column& cells,
+                                    std::string& out) {
+  AppendNumbers(out, cells.type, column.width, cells.data.data(), cells.cell_count);
+}
+
+core::Status ParquetPlan::AppendPageBody(size_t p, const core::Column& cells,
+                                         std::string& out) const {
+  const Page& page = pages_[p];
+  const Column& col = columns_[page.column];
+  const ParquetField& f = col.field;
+  const size_t at = out.size();
+  auto mismatch = [&](std::string_view what) {
+    return Error::Corrupt(fmt::format("data.parquet: column {}, rows [{}, +{}): {}", f.name,
+                                      page.first_row, page.rows, what));
+  };
+  if (page.dictionary) {
+    AppendDictionary(out, *f.enumeration, col.width);
+  } else {
+    if (cells.cell_count != page.rows || cells.type != f.type ||
+        cells.cell_val_num != f.cell_val_num || (f.nullable && cells.validity.size() < page.rows)) {
+      return mismatch(fmt::format("{} cells read", cells.cell_count));
+    }
+    auto has = [&](uint64_t i) { return HasValue(cells, i, col.nat); };
+    const uint64_t n = page.rows;
+    if (col.max_def > 0 && col.kind != Kind::kList) {
+      AppendLevels(out, n, 1, [&](uint64_t i) { return has(i) ? 1u : 0u; });
+    }
+    switch (col.kind) {
+      case Kind::kFixed:
+        if (!col.optional) {
+          AppendFixedValues(col, cells, out);
+          break;
+        }
+        for (uint64_t i = 0; i < n; ++i) {
+          if (has(i)) AppendNumbers(out, f.type, col.width, cells.cell(i).data(), 1);
+        }
+        break;
+      case Kind::kBool: {
+        std::vector<uint8_t> bits;
+        for (uint64_t i = 0; i < n; ++i) {
+          if (has(i)) bits.push_back(cells.cell(i)[0] != 0);
+        }
+        for (uint64_t g = 0; g < Groups(bits.size()); ++g) {
+          uint8_t byte = 0;
+          for (uint64_t b = 0; b < 8 && g * 8 + b < bits.size(); ++b) byte |= bits[g * 8 + b] << b;
+          out.push_back(static_cast<char>(byte));
+        }
+        break;
+      }
+      case Kind::kBytes:
+        for (uint64_t i = 0; i < n; ++i) {
+          if (!has(i)) continue;
+          const core::Bytes cell = ParquetValue(cells, i);
+          const uint32_t len = static_cast<uint32_t>(cell.size());
+          out.append(reinterpret_cast<const char*>(&len), 4);
+          out.append(reinterpret_cast<const char*>(cell.data()), cell.size());
+        }
+        break;
+      case Kind::kList: {
+        // Levels: a null cell is (rep 0, def 0); an empty one (0, max_def
+        // - 1); an element (0 for a cell's first, else 1; max_def).
+        const uint64_t elem = core::DatatypeSize(f.type);
+        std::vector<uint8_t> rep, def;
+        rep.reserve(page.values);
+        def.reserve(page.values);
+        uint64_t values = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+          const uint64_t k = has(i) ? cells.cell(i).size() / elem : 0;
+          if (!has(i) || k == 0) {
+            rep.push_back(0);
+            def.push_back(has(i) ? col.max_def - 1 : 0);
+          }
+          for (uint64_t e = 0; e < k; ++e) {
+            rep.push_back(e == 0 ? 0 : 1);
+            def.push_back(col.max_def);
+          }
+          values += k;
+        }
+        if (rep.size() != page.values) return mismatch(fmt::format("{} list entries", rep.size()));
+        AppendLevels(out, rep.size(), 1, [&](uint64_t i) { return rep[i]; });
+        AppendLevels(out, def.size(), BitsFor(col.max_def), [&](uint64_t i) { return def[i]; });
+        if (col.width == 0) {  // BOOLEAN elements, bit-packed
+          std::string bits;
+          uint64_t v = 0;
+          uint8_t byte = 0;
+          for (uint64_t i = 0; i < n; ++i) {
+            if (!has(i)) continue;
+            for (uint8_t b : cells.cell(i)) {
+              byte |= (b != 0 ? 1 : 0) << (v % 8);
+              if (++v % 8 == 0) {
+                out.push_back(static_cast<char>(byte));
+                byte = 0;
+              }
+            }
+          }
+          if (v % 8 != 0) out.push_back(static_cast<char>(byte));
+          break;
+        }
+        for (uint64_t i = 0; i < n; ++i) {
+          if (!has(i)) continue;
+          const core::Bytes cell = cells.cell(i);
+          AppendNumbers(out, f.type, col.width, cell.data(), cell.size() / elem);
+        }
+        break;
+      }
+      case Kind::kDictionary: {
+        const uint64_t labels = EnumerationSize(*f.enumeration);
+        std::vector<uint32_t> index;
+        for (uint64_t i = 0; i < n; ++i) {
+          if (!has(i)) continue;
+          const int64_t k = IndexOf(f.type, cells.cell(i).data());
+          if (k < 0 || static_cast<uint64_t>(k) >= labels) {
+            return mismatch(fmt::format("row {}: enumeration index {} past its {} labels",
+                                        page.first_row + i, k, labels));
+          }
+          index.push_back(static_cast<uint32_t>(k));
+        }
+        out.push_back(static_cast<char>(col.dict_bits));
+        AppendHybrid(out, index.size(), col.dict_bits, [&](uint64_t i) { return index[i]; });
+        break;
+      }
+    }
+  }
+  if (out.size() - at != page.end - page.body) {
+    const uint64_t got = out.size() - at;
+    out.resize(at);
+    return mismatch(fmt::format("{} bytes of page, {} planned (the cells changed?)", got,
+                                page.end - page.body));
+  }
+  return core::Ok();
+}
+
+std::string ParquetPlan::StatValue(const core::Column& cells, bool is_max) const {
+  const Column& col = columns_[0];
+  std::string v;
+  AppendNumbers(v, cells.type, col.width, cells.data.data(), 1);
+  // parquet.thrift ColumnOrder: a zero float minimum is written -0.0, a
+  // zero maximum +0.0, whichever zero the values hold.
+  if (cells.type == Datatype::kFloat32 && Load<float>(cells.data.data()) == 0.0f) {
+    const float z = is_max ? 0.0f : -0.0f;
+    std::memcpy(v.data(), &z, 4);
+  } else if (cells.type == Datatype::kFloat64 && Load<double>(cells.data.data()) == 0.0) {
+    const double z = is_max ? 0.0 : -0.0;
+    std::memcpy(v.data(), &z, 8);
+  }
+  return v;
+}
+
+core::Result<std::string> ParquetPlan::Footer(const std::vector<MinMax>& first_dim) const {
+  if (first_dim_stats_) {
+    if (first_dim.size() != groups_.size()) {
+      return Error::InvalidArgument(
+          fmt::format("{} statistics for {} row groups", first_dim.size(), groups_.size()));
+    }
+    for (const MinMax& m : first_dim) {
+      if (m.min.size() != columns_[0].width || m.max.size() != columns_[0].width) {
+        return Error::Corrupt("data.parquet: a statistic of another width");
+      }
+    }
+  }
+  std::string out = EncodeFooter(first_dim_stats_ ? &first_dim : nullptr);
+  if (footer_start_ + out.size() != size_) {
+    return Error::Corrupt(fmt::format("data.parquet: a footer of {} bytes, {} planned", out.size(),
+                                      size_ - footer_start_));
+  }
+  return out;
+}
+
+namespace {
+
+// LogicalType (field 10) and converted_type (6) of a value of type t, as
+// SchemaElement fields; `text`: a BYTE_ARRAY annotated STRING.
+void WriteAnnotations(ThriftWriter& w, Datatype t, bool text) {
+  Converted converted = kNoConverted;
+  if (text) converted = kUtf8;
+  const bool integer = core::IsInteger(t);
+  const bool timestamp =
+      t == Datatype::kDatetimeMs || t == Datatype::kDatetimeUs || t == Datatype::kDatetimeNs;
+  const bool time = t == Datatype::kTimeUs || t == Datatype::kTimeNs;
+  const int bits = static_cast<int>(core::DatatypeSize(t) * 8);
+  const bool is_signed = core::IsSigned(t);
+  if (timestamp) {
+    converted = t == Datatype::kDatetimeMs   ? kTimestampMillis
+                : t == Datatype::kDatetimeUs ? kTimestampMicros
+                                             : kNoConverted;
+  } else if (time) {
+    converted = t == Datatype::kTimeUs ? kTimeMicros : kNoConverted;
+  } else if (integer) {
+    const int log = std::countr_zero(static_cast<unsigned>(bits)) - 3;  // 0 for 8 bits ... 3 for 64
+    converted = static_cast<Converted>((is_signed ? kInt8 : kUint8) + log);
+  }
+  if (converted != kNoConverted) w.I32(6, converted);
+  if (!text && !integer && !timestamp && !time) return;
+  w.BeginStruct(10);
+  if (text) {
+    w.BeginStruct(1).EndStruct();
+  } else if (timestamp || time) {
+    const int16_t unit = t == Datatype::kDatetimeMs                               ? 1
+                         : (t == Datatype::kDatetimeUs || t == Datatype::kTimeUs) ? 2
+                                                                                  : 3;
+    // NANOS as local time: DuckDB has no nanosecond type with a time zone,
+    // and would truncate an adjusted one to microseconds.
+    w.BeginStruct(timestamp ? 8 : 7).Bool(1, timestamp && t != Datatype::kDatetimeNs);
+    w.BeginStruct(2).BeginStruct(unit).EndStruct().EndStruct();
+    w.EndStruct();
+  } else {
+    w.BeginStruct(10).I8(1, static_cast<int8_t>(bits)).Bool(2, is_signed).EndStruct();
+  }
+  w.EndStruct();
+}
+
+// DATETIME and TIME units Parquet has no type for: plain INT64, the unit
+// in the column chunk's key-value metadata.
+bool UnitInMetadata(Datatype t) {
+  return (core::IsDatetime(t) && t != Datatype::kDatetimeMs && t != Datatype::kDatetimeUs &&
+          t != Datatype::kDatetimeNs) ||
+         (core::IsTime(t) && t != Datatype::kTimeUs && t != Datatype::kTimeNs);
+}
+
+}  // namespace
+
+std::string ParquetPlan::EncodeFooter(const std::vector<MinMax>* first_dim) const {
+  std::string out;
+  ThriftWriter w(out);
+  w.I32(1, 2);  // version
+  uint64_t elements = 1;
+  for (const Column& c : columns_) elements += c.kind == Kind::kList ? 3 : 1;
+  w.BeginList(2, ThriftType::kStruct, elements);
+  w.BeginListStruct().Binary(4, "schema").I32(5, static_cast<int32_t>(columns_.size())).EndStruct();
+  for (const Column& c : columns_) {
+    const ParquetField& f = c.field;
+    const int32_t repetition = c.optional ? kOptional : kRequired;
+    const Datatype value_type = c.kind == Kind::kDictionary ? f.enumeration->type : f.type;
+    const Physical physical = PhysicalOf(value_type);
+    const bool text = physical == kBytes && f.counts.utf8 && IsText(value_type);
+    if (c.kind == Kind::kList) {
+      w.BeginListStruct().I32(3, repetition).Binary(4, f.name).I32(5, 1).I32(6, kList);
+      w.BeginStruct(10).BeginStruct(3).EndStruct().EndStruct().EndStruct();
+      w.BeginListStruct().I32(3, kRepeated).Binary(4, "list").I32(5, 1).EndStruct();
+      w.BeginListStruct().I32(1, physical).I32(3, kRequired).Binary(4, "element");
+    } else {
+      w.BeginListStruct().I32(1, physical).I32(3, repetition).Binary(4, f.name);
+    }
+    WriteAnnotations(w, value_type, text);
+    w.EndStruct();
+  }
+  w.I64(3, static_cast<int64_t>(rows_));
+  w.BeginList(4, ThriftType::kStruct, groups_.size());
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const RowGroup& group = groups_[g];
+    const size_t end = g + 1 < groups_.size() ? groups_[g + 1].first_page : pages_.size();
+    const uint64_t group_start = pages_[group.first_page].start;
+    w.BeginListStruct().BeginList(1, ThriftType::kStruct, columns_.size());
+    for (size_t p = group.first_page; p < end;) {
+      const uint32_t c = pages_[p].column;
+      const Column& col = columns_[c];
+      size_t q = p;
+      uint64_t values = 0, nulls = 0;
+      std::optional<uint64_t> dictionary, data;
+      for (; q < end && pages_[q].column == c; ++q) {
+        const Page& page = pages_[q];
+        if (page.dictionary) {
+          dictionary = page.start;
+          continue;
+        }
+        if (!data) data = page.start;
+        values += page.values;
+        nulls += page.nulls;
+      }
+      const uint64_t chunk_start = pages_[p].start, chunk_size = pages_[q - 1].end - chunk_start;
+      w.BeginListStruct().I64(2, static_cast<int64_t>(chunk_start)).BeginStruct(3);
+      w.I32(1, PhysicalOf(col.kind == Kind::kDictionary ? col.field.enumeration->type
+                                                        : col.field.type));
+      if (col.kind == Kind::kDictionary) {
+        w.BeginList(2, ThriftType::kI32, 3).ListI32(kPlain).ListI32(kRle).ListI32(kRleDictionary);
+      } else if (col.max_def > 0) {
+        w.BeginList(2, ThriftType::kI32, 2).ListI32(kPlain).ListI32(kRle);
+      } else {
+        w.BeginList(2, ThriftType::kI32, 1).ListI32(kPlain);
+      }
+      if (col.kind == Kind::kList) {
+        w.BeginList(3, ThriftType::kBinary, 3)
+            .ListBinary(col.field.name)
+            .ListBinary("list")
+            .ListBinary("element");
+      } else {
+        w.BeginList(3, ThriftType::kBinary, 1).ListBinary(col.field.name);
+      }
+      w.I32(4, 0).I64(5, static_cast<int64_t>(values));
+      w.I64(6, static_cast<int64_t>(chunk_size)).I64(7, static_cast<int64_t>(chunk_size));
+      if (UnitInMetadata(col.field.type)) {
+        w.BeginList(8, ThriftType::kStruct, 1).BeginListStruct().Binary(1, "tiledb.datatype");
+        w.Binary(2, core::DatatypeName(col.field.type)).EndStruct();
+      }
+      w.I64(9, static_cast<int64_t>(data.value_or(chunk_start)));
+      if (dictionary) w.I64(11, static_cast<int64_t>(*dictionary));
+      w.BeginStruct(12).I64(3, static_cast<int64_t>(nulls));
+      if (c == 0 && first_dim_stats_) {
+        const std::string zeros(col.width, '\0');
+        const MinMax* m = first_dim != nullptr ? &(*first_dim)[g] : nullptr;
+        w.Binary(5, m ? m->max : zeros).Binary(6, m ? m->min : zeros).Bool(7, true).Bool(8, true);
+      }
+      w.EndStruct().EndStruct().EndStruct();
+      p = q;
+    }
+    const uint64_t group_end = pages_[end - 1].end;
+    w.I64(2, static_cast<int64_t>(group_end - group_start))
+        .I64(3, static_cast<int64_t>(group.rows));
+    w.I64(5, static_cast<int64_t>(group_start));
+    w.I64(6, static_cast<int64_t>(group_end - group_start)).EndStruct();
+  }
+  w.BeginList(5, ThriftType::kStruct, metadata_.size());
+  for (const auto& [k, v] : metadata_) w.BeginListStruct().Binary(1, k).Binary(2, v).EndStruct();
+  w.Binary(6, "tiledbfs");
+  w.BeginList(7, ThriftType::kStruct, columns_.size());
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    w.BeginListStruct().BeginStruct(1).EndStruct().EndStruct();  // TYPE_ORDER
+  }
+  w.End();
+  const uint32_t len = static_cast<uint32_t>(out.size());
+  out.append(reinterpret_cast<const char*>(&len), 4);
+  out += "PAR1";
+  return out;
+}
+
+}  // namespace tiledbfs::fusefs
