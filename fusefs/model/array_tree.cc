@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/metadata/metadata.h"
@@ -687,7 +688,11 @@ Result<std::shared_ptr<const ParquetSource>> ArrayTree::Parquet(const Scope& sco
     }
   }
   Json view;
-  view["array"] = scope.array->storage().root();
+  // The array by its name, not where it is served from: the same view
+  // read from a local copy or from S3 gives the same bytes.
+  std::string root = scope.array->storage().root();
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  view["array"] = std::filesystem::path(root).filename().string();
   view["instant_ms"] = scope.view->instant();
   view["instant"] = FormatIso(static_cast<int64_t>(scope.view->instant()));
   if (scope.fragment) view["fragment"] = scope.fragment->name().name;

@@ -12,7 +12,7 @@ STRING_ASCII dimension), both with metadata of every string type, holding
 Latin-1, lone continuation bytes, overlong forms, encoded surrogates, values
 past U+10FFFF, truncated sequences, a 4-byte emoji and NUL. Read through
 tiledbfs-view (viewer) or a mount (mount), every view of each:
-  - every text file (all but .bin .offsets .validity .npy) decodes as
+  - every text file (all but .bin .offsets .validity .npy .parquet) decodes as
     strict UTF-8, and every .json parses with json.loads
   - every text field's .txt is, line by line, its cells (.bin, .offsets,
     .validity) as Python writes them: bytes.decode("utf-8",
@@ -40,7 +40,7 @@ try:
 except ImportError:
     pd = None
 
-BINARY = (b".bin", b".offsets", b".validity", b".npy")
+BINARY = (b".bin", b".offsets", b".validity", b".npy", b".parquet")
 TEXT_FIELDS = {b"ch", b"c4", b"a", b"u", b"s"}
 
 

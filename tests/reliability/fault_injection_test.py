@@ -239,7 +239,7 @@ def main():
             free = []
             for w in range(workers):
                 work = tmp.sub(f"{name}/w{w}")
-                shutil.copytree(info.path, os.path.join(work, "array"), symlinks=True)
+                shutil.copytree(info.path, os.path.join(work, name), symlinks=True)
                 os.makedirs(os.path.join(work, "mnt"), exist_ok=True)
                 free.append(work)
             free_lock = threading.Condition()

@@ -38,7 +38,7 @@ def start_daemon(bin_dir, array, mnt, log, key_file):
 
 def mount_one(bin_dir, info, m, work, stats, deadline):
     """Mutates the worker's private copy, mounts it, reads everything."""
-    copy = os.path.join(work, "array")
+    copy = os.path.join(work, info.name)  # named as the original: data.parquet names it
     mnt = os.path.join(work, "mnt")
     log = os.path.join(work, "stderr.txt")
     apply_mutation(copy, m)
@@ -179,7 +179,7 @@ def view(bin_dir, info, copy, rel):
 def view_one(bin_dir, info, m, work, stats, rng):
     """Mutates the worker's private copy and runs tiledbfs-view on the root
     listing and VIEW_PICKS files (half of them from the mutated fragment)."""
-    copy = os.path.join(work, "array")
+    copy = os.path.join(work, info.name)  # named as the original: data.parquet names it
     apply_mutation(copy, m)
     what = f"{info.name} (viewer): {describe(m)}"
     covered = info.covered(m)
