@@ -700,10 +700,16 @@ Result<std::shared_ptr<const ParquetSource>> ArrayTree::Parquet(const Scope& sco
   std::map<std::string, std::string> metadata = {
       {"tiledb.view", core::DumpJsonText(view, -1)},
       {"tiledb.schema", core::SchemaToJson(schema, scope.enums.get())}};
-  const bool stats = !schema.dimensions.empty() && fields[0].name == schema.dimensions[0].name;
+  // The first dimension's statistics: a dense view's coordinates cost no
+  // tile; a sparse view's come from the pass, where it ran (read from the
+  // cells, they would build every window of the view's cell order).
+  const bool stats = !schema.dimensions.empty() && fields[0].dimension &&
+                     (scope.view->dense() || !fields[0].counts.ends.empty());
   ASSIGN_OR_RETURN(ParquetPlan plan,
                    ParquetPlan::Make(std::move(fields), cells, piece, std::move(metadata), stats));
-  auto source = std::make_shared<const ParquetSource>(scope.view, std::move(plan));
+  std::optional<std::vector<ParquetPlan::MinMax>> first_dim = plan.StatsFromEnds(piece);
+  auto source =
+      std::make_shared<const ParquetSource>(scope.view, std::move(plan), std::move(first_dim));
   caches_->parquet.Put(key, source, source->footprint());
   return source;
 }

@@ -15,8 +15,8 @@ using core::Error;
 Result<std::shared_ptr<const std::string>> ParquetSource::Footer() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (footer_) return footer_;
-  std::vector<ParquetPlan::MinMax> stats;
-  if (plan_.first_dim_stats()) {
+  std::vector<ParquetPlan::MinMax> stats = first_dim_.value_or(std::vector<ParquetPlan::MinMax>{});
+  if (plan_.first_dim_stats() && !first_dim_) {
     const std::string& name = plan_.columns()[0].field.name;
     core::ReadState state;
     for (const ParquetPlan::RowGroup& g : plan_.row_groups()) {

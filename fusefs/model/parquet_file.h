@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/array/array_view.h"
 #include "fusefs/model/tree.h"
@@ -20,8 +21,11 @@ namespace tiledbfs::fusefs {
 // once (its first dimension's statistics read from the view's cells).
 class ParquetSource {
  public:
-  ParquetSource(std::shared_ptr<const core::ArrayView> view, ParquetPlan plan)
-      : view_(std::move(view)), plan_(std::move(plan)) {}
+  // `first_dim`: the footer's statistics, if known (else read from the
+  // cells when the footer is first read).
+  ParquetSource(std::shared_ptr<const core::ArrayView> view, ParquetPlan plan,
+                std::optional<std::vector<ParquetPlan::MinMax>> first_dim = std::nullopt)
+      : view_(std::move(view)), plan_(std::move(plan)), first_dim_(std::move(first_dim)) {}
   const ParquetPlan& plan() const { return plan_; }
   const core::ArrayView& view() const { return *view_; }
   std::shared_ptr<const core::ArrayView> view_ptr() const { return view_; }
@@ -33,6 +37,7 @@ class ParquetSource {
  private:
   std::shared_ptr<const core::ArrayView> view_;
   ParquetPlan plan_;
+  std::optional<std::vector<ParquetPlan::MinMax>> first_dim_;
   mutable std::mutex mu_;
   mutable std::shared_ptr<const std::string> footer_;
 };

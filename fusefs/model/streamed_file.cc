@@ -101,7 +101,7 @@ std::string SaveIndexedView(const IndexedView& view) {
   w.Put<uint64_t>(view.layouts.parquet.size());
   for (const auto& [field, counts] : view.layouts.parquet) {
     w.PutName64(field).Put<uint8_t>((counts.utf8 ? 1 : 0) | (counts.labeled ? 2 : 0));
-    for (const auto* v : {&counts.valid, &counts.bytes, &counts.empty}) {
+    for (const auto* v : {&counts.valid, &counts.bytes, &counts.empty, &counts.ends}) {
       w.Put<uint64_t>(v->size());
       for (uint64_t x : *v) w.Put<uint64_t>(x);
     }
@@ -135,13 +135,16 @@ Result<IndexedView> LoadIndexedView(std::string_view saved) {
     ASSIGN_OR_RETURN(uint8_t flags, r.Read<uint8_t>("flags"));
     counts.utf8 = (flags & 1) != 0;
     counts.labeled = (flags & 2) != 0;
-    for (auto* v : {&counts.valid, &counts.bytes, &counts.empty}) {
+    for (auto* v : {&counts.valid, &counts.bytes, &counts.empty, &counts.ends}) {
       ASSIGN_OR_RETURN(uint64_t n, r.Read<uint64_t>("counts"));
       if (n > r.remaining() / 8) return Error::Corrupt("saved view: more counts than bytes");
       v->resize(n);
       for (uint64_t& x : *v) {
         ASSIGN_OR_RETURN(x, r.Read<uint64_t>("count"));
-        if (&x != v->data() && x < (&x)[-1]) return Error::Corrupt("saved view: counts descend");
+        // Running totals ascend (ends are values, in any order).
+        if (v != &counts.ends && &x != v->data() && x < (&x)[-1]) {
+          return Error::Corrupt("saved view: counts descend");
+        }
       }
     }
   }
@@ -362,6 +365,10 @@ core::Result<ViewLayouts> ComputeViewLayouts(const core::ArrayView& view,
     if (needs[k].valid) counts[k].valid.assign(pieces + 1, 0);
     if (needs[k].bytes) counts[k].bytes.assign(pieces + 1, 0);
     if (needs[k].empty) counts[k].empty.assign(pieces + 1, 0);
+    if (k == 0 && d == 0 &&
+        ParquetEndsWanted(schema.dimensions[0].type, schema.dimensions[0].cell_val_num)) {
+      counts[k].ends.assign(2 * pieces, 0);
+    }
   }
   TRY(RunOnEveryCore(batches, [&](size_t b, core::ReadState* state) -> core::Status {
     const uint64_t at = b * batch, n = std::min(batch, cells - at);
@@ -370,6 +377,7 @@ core::Result<ViewLayouts> ComputeViewLayouts(const core::ArrayView& view,
       ASSIGN_OR_RETURN(core::Column c, view.ReadFieldRange(fields[k], at, n, state));
       ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make({{&c, field_enums[k]}}, false));
       if (var[k]) TRY(CheckVarColumn(c, at, n));
+      if (!counts[k].ends.empty()) ParquetPieceEnds(c, first_piece, piece, counts[k]);
       if (needs[k].any()) {
         const ParquetFlags flags = ParquetCountPieces(c, needs[k], first_piece, piece, counts[k]);
         if (!flags.utf8) not_utf8[k] = true;
@@ -389,7 +397,7 @@ core::Result<ViewLayouts> ComputeViewLayouts(const core::ArrayView& view,
     for (uint64_t j = 0; j < pieces; ++j) csv[j] += txt[k][j];
     out.txt[fields[k]] = LayoutOf("", txt[k], cells, piece, batch);
     if (var[k]) out.var_data[fields[k]] = LayoutOf("", bin[k], cells, piece, batch);
-    if (needs[k].any()) {
+    if (needs[k].any() || !counts[k].ends.empty()) {
       ParquetRunningTotals(counts[k]);
       counts[k].utf8 = !not_utf8[k];
       counts[k].labeled = !unlabeled[k];

@@ -247,6 +247,25 @@ ParquetFlags ParquetCountPieces(const core::Column& c, ParquetNeeds needs, uint6
   return flags;
 }
 
+bool ParquetEndsWanted(Datatype type, uint32_t cell_val_num) {
+  return cell_val_num == 1 && (core::IsInteger(type) || core::IsFloat(type) ||
+                               core::IsDatetime(type) || core::IsTime(type));
+}
+
+void ParquetPieceEnds(const core::Column& c, uint64_t first_piece, uint64_t piece,
+                      ParquetCounts& counts) {
+  const uint64_t size = core::DatatypeSize(c.type);
+  auto raw = [&](uint64_t i) {
+    uint64_t v = 0;
+    std::memcpy(&v, c.data.data() + i * size, size);
+    return v;
+  };
+  for (uint64_t p = 0, j = first_piece; p < c.cell_count; p += piece, ++j) {
+    counts.ends[2 * j] = raw(p);
+    counts.ends[2 * j + 1] = raw(std::min(c.cell_count, p + piece) - 1);
+  }
+}
+
 void ParquetRunningTotals(ParquetCounts& counts) {
   for (auto* v : {&counts.valid, &counts.bytes, &counts.empty}) {
     for (size_t j = 1; j < v->size(); ++j) (*v)[j] += (*v)[j - 1];
@@ -634,20 +653,48 @@ core::Status ParquetPlan::AppendPageBody(size_t p, const core::Column& cells,
   return core::Ok();
 }
 
-std::string ParquetPlan::StatValue(const core::Column& cells, bool is_max) const {
-  const Column& col = columns_[0];
+namespace {
+
+// The PLAIN bytes of one value of type t at p, as statistics hold it.
+std::string StatBytes(Datatype t, uint32_t width, const uint8_t* p, bool is_max) {
   std::string v;
-  AppendNumbers(v, cells.type, col.width, cells.data.data(), 1);
+  AppendNumbers(v, t, width, p, 1);
   // parquet.thrift ColumnOrder: a zero float minimum is written -0.0, a
   // zero maximum +0.0, whichever zero the values hold.
-  if (cells.type == Datatype::kFloat32 && Load<float>(cells.data.data()) == 0.0f) {
+  if (t == Datatype::kFloat32 && Load<float>(p) == 0.0f) {
     const float z = is_max ? 0.0f : -0.0f;
     std::memcpy(v.data(), &z, 4);
-  } else if (cells.type == Datatype::kFloat64 && Load<double>(cells.data.data()) == 0.0) {
+  } else if (t == Datatype::kFloat64 && Load<double>(p) == 0.0) {
     const double z = is_max ? 0.0 : -0.0;
     std::memcpy(v.data(), &z, 8);
   }
   return v;
+}
+
+}  // namespace
+
+std::string ParquetPlan::StatValue(const core::Column& cells, bool is_max) const {
+  return StatBytes(cells.type, columns_[0].width, cells.data.data(), is_max);
+}
+
+std::optional<std::vector<ParquetPlan::MinMax>> ParquetPlan::StatsFromEnds(
+    uint64_t piece_rows) const {
+  if (!first_dim_stats_) return std::nullopt;
+  const ParquetField& f = columns_[0].field;
+  const uint64_t piece = std::max<uint64_t>(piece_rows, 1);
+  const uint64_t pieces = rows_ / piece + (rows_ % piece != 0);
+  if (f.counts.ends.size() != 2 * pieces) return std::nullopt;
+  auto value = [&](uint64_t raw, bool is_max) {
+    uint8_t bytes[8];
+    std::memcpy(bytes, &raw, 8);
+    return StatBytes(f.type, columns_[0].width, bytes, is_max);
+  };
+  std::vector<MinMax> out;
+  for (const RowGroup& g : groups_) {
+    const uint64_t j = g.first_row / piece, k = (g.first_row + g.rows - 1) / piece;
+    out.push_back({value(f.counts.ends[2 * j], false), value(f.counts.ends[2 * k + 1], true)});
+  }
+  return out;
 }
 
 core::Result<std::string> ParquetPlan::Footer(const std::vector<MinMax>& first_dim) const {

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ struct ParquetCounts {
   std::vector<uint64_t> empty;  // var-sized numbers: valid cells of no value
   bool utf8 = true;             // strings: every valid value is UTF-8
   bool labeled = true;          // an enumeration's: every valid index has a label
+  // The first dimension (ParquetEndsWanted): its values at each piece's
+  // first and last rows, 2 per piece, each its bytes zero-padded to 8: its
+  // statistics, with no cell read again (a sparse view's would build every
+  // window of its cell order).
+  std::vector<uint64_t> ends;
 };
 // What a field needs counted: nullable (valid), var-sized or strings
 // (bytes), var-sized numbers (empty), strings (utf8). None (any() false)
@@ -80,6 +86,12 @@ struct ParquetFlags {
 ParquetFlags ParquetCountPieces(const core::Column& c, ParquetNeeds needs, uint64_t first_piece,
                                 uint64_t piece, ParquetCounts& counts);
 void ParquetRunningTotals(ParquetCounts& counts);
+// Whether a first dimension of this type has ParquetCounts::ends; and the
+// ends of cells [first, first + c.cell_count) (first = first_piece *
+// piece) into counts.ends (sized 2 * pieces by the caller).
+bool ParquetEndsWanted(core::Datatype type, uint32_t cell_val_num);
+void ParquetPieceEnds(const core::Column& c, uint64_t first_piece, uint64_t piece,
+                      ParquetCounts& counts);
 
 // A column of the file.
 struct ParquetField {
@@ -177,6 +189,9 @@ class ParquetPlan {
   // The PLAIN bytes of cell 0 of `cells`, as the column's statistics hold
   // a value (widened; -0.0 for a min of zero, +0.0 for a max: the spec's rule).
   std::string StatValue(const core::Column& cells, bool is_max) const;
+  // Footer's first_dim from the first column's counts (ParquetCounts::ends
+  // of pieces of `piece_rows`); nullopt where it has none.
+  std::optional<std::vector<MinMax>> StatsFromEnds(uint64_t piece_rows) const;
 
  private:
   std::string EncodeFooter(const std::vector<MinMax>* first_dim) const;

@@ -535,7 +535,11 @@ def check_view(c, corpus, name, mnt, view, r, is_slice):
             c.ok(got == want, f"{what}: {who}: values", first_diff(got, want))
             # Statistics on a first dimension of fixed-size numbers (a
             # string's would need its length before its value is read).
-            if k == "hyparquet" and j == 0 and not f.list and not f.bytes:
+            # A sparse view whose sizes need no pass over its cells has none:
+            # read from its cells, they would build every window of its order.
+            passed = schema.get("array_type") == "dense" or any(
+                x.var or x.optional or x.enum or x.bytes or x.list for x in fields)
+            if k == "hyparquet" and j == 0 and not f.list and not f.bytes and passed:
                 check_stats(c, f"{what}: hyparquet", f, r[k]["row_groups"],
                             f.expected(cells, labels, None))
 
