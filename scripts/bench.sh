@@ -11,10 +11,11 @@
 #   BENCH_RSS_TIMEOUT=S bound on each reader of the RSS benchmark (default 120)
 #   TILEDBFS_BUILD=DIR  a build to use as it is (default: build-release/, built here in
 #                       Release mode)
-#   BENCH_TARGETS="4 5" the targets to run (default 1 2 3 4 5 6 7 8; 1-3 run together,
+#   BENCH_TARGETS="4 5" the targets to run (default 1 2 3 4 5 6 7 8 10; 1-3 run together,
 #                       as 2 and 3 take their baselines from 1's array; 6: slices, 7: diffs;
 #                       8: arrays on S3, scripts/bench_s3.py: s3rver behind our proxy at 10 ms;
-#                       9, opt-in: scale, 200M-cell arrays, BENCH_SCALE9 MiB, see (9))
+#                       9, opt-in: scale, 200M-cell arrays, BENCH_SCALE9 MiB, see (9);
+#                       10: data.parquet, scripts/bench_parquet.py)
 # Needs /dev/fuse. Installs hyperfine and zstd with apt when missing. Uses TileDB's own
 # reader (../shared/oracle) when present, for comparison only.
 set -euo pipefail
@@ -24,7 +25,7 @@ dir=${1:-/tmp/tiledbfs-bench}
 scale=${BENCH_SCALE:-1024}
 runs=${BENCH_RUNS:-5}
 rss_cache=${BENCH_CACHE:-256M}
-targets=${BENCH_TARGETS:-1 2 3 4 5 6 7 8}
+targets=${BENCH_TARGETS:-1 2 3 4 5 6 7 8 10}
 want() {  # true if any of the targets given is asked for
   local t
   for t in "$@"; do [[ " $targets " == *" $t "* ]] && return 0; done
@@ -589,6 +590,15 @@ fi
 if want 8; then
 tiledbfs_install_node
 python3 "$TILEDBFS_ROOT/scripts/bench_s3.py" "$bin" "$dir" "$runs"
+echo
+fi
+
+# ---- (10) data.parquet (issue 52) ----------------------------------------------------------
+# DuckDB over data.parquet against data.csv and against a slice's file, and cat of dense1's
+# data.parquet against a.bin per byte: scripts/bench_parquet.py says how each is measured.
+if want 10; then
+tiledbfs_install_node
+python3 "$TILEDBFS_ROOT/scripts/bench_parquet.py" "$bin" "$dir" "$runs"
 echo
 fi
 
