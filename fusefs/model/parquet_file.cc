@@ -39,9 +39,13 @@ Result<std::shared_ptr<const std::string>> ParquetSource::Footer() const {
 }
 
 uint64_t ParquetSource::footprint() const {
+  uint64_t counts = 0;  // what the plan keeps of the layout pass's counts
+  for (const ParquetPlan::Column& c : plan_.columns()) {
+    const ParquetCounts& n = c.field.counts;
+    counts += (n.valid.size() + n.bytes.size() + n.empty.size() + n.ends.size()) * 8;
+  }
   return sizeof(*this) + plan_.pages().size() * sizeof(ParquetPlan::Page) +
-         plan_.row_groups().size() * sizeof(ParquetPlan::RowGroup) +
-         (footer_ ? footer_->size() : 0);
+         plan_.row_groups().size() * sizeof(ParquetPlan::RowGroup) + counts;
 }
 
 namespace {

@@ -586,7 +586,6 @@ core::Status ParquetPlan::AppendPageBody(size_t p, const core::Column& cells,
         std::vector<uint8_t> rep, def;
         rep.reserve(page.values);
         def.reserve(page.values);
-        uint64_t values = 0;
         for (uint64_t i = 0; i < n; ++i) {
           const uint64_t k = has(i) ? cells.cell(i).size() / elem : 0;
           if (!has(i) || k == 0) {
@@ -597,7 +596,6 @@ core::Status ParquetPlan::AppendPageBody(size_t p, const core::Column& cells,
             rep.push_back(e == 0 ? 0 : 1);
             def.push_back(col.max_def);
           }
-          values += k;
         }
         if (rep.size() != page.values) return mismatch(fmt::format("{} list entries", rep.size()));
         AppendLevels(out, rep.size(), 1, [&](uint64_t i) { return rep[i]; });
