@@ -87,8 +87,9 @@ def main():
             with Mount(bin_dir, s8, mnt) as m:
                 sl.append(query_ms(f"SELECT count(*) FROM read_parquet('{m}/slice/r={a}..{b}/"
                                    "data.parquet', hive_partitioning = false)")[0])
-        print(f"    sparse8 avg(v): data.parquet {median(pq):8.0f} ms; data.csv {median(csv):.0f} ms"
-              f"   {median(csv) / median(pq):.2f} x faster (target >= 10)")
+        print(f"    sparse8 avg(v): data.parquet {median(pq):8.0f} ms; "
+              f"data.csv {median(csv):.0f} ms   {median(csv) / median(pq):.2f} x faster "
+              "(target >= 10)")
         print(f"    sparse8 count(*) {where}: data.parquet {median(full):.0f} ms; "
               f"slice/r={a}..{b}/data.parquet {median(sl):.0f} ms   "
               f"{median(full) / median(sl):.2f} x (target <= 2)")

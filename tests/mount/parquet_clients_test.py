@@ -19,18 +19,21 @@ root's values of its first dimension):
   - each reader, field by field: the values equal the field's cells
     (dimensions/<d>.bin|.offsets, attributes/<a>.bin|.offsets|.validity,
     decoded by the field's type in the folder's schema.json or, where there
-    is none (fragments/), the file's "tiledb.schema"); an attribute with an
-    enumeration: its labels (attributes/<a>.txt); one check per field and
-    reader, naming the first row that differs
+    is none (fragments/), the file's "tiledb.schema"); strings without
+    their trailing NULs, an attribute's NaT as null; an attribute with an
+    enumeration: its labels (attributes/<a>.txt, or the schema's numbers),
+    or its indices where one has no label; one check per field and reader,
+    naming the first row that differs
   - DuckDB's type of each column (e.g. UTINYINT for UINT8, TIMESTAMP WITH
     TIME ZONE for DATETIME_MS, VARCHAR / BLOB for strings, SMALLINT[] for
     INT16 x3)
   - the footer, through hyparquet: each column's physical and logical (and
-    converted) type, REQUIRED or OPTIONAL (nullable), the 3-level LIST,
+    converted) type, REQUIRED or OPTIONAL (nullable, or NaT), the 3-level LIST,
     "tiledb.datatype" on the INT64 of other DATETIME/TIME units, an
     enumeration's dictionary; the key-value metadata "tiledb.view" (JSON)
     and "tiledb.schema" (= schema.json), the same through DuckDB; row
     groups adding up to the cells; the first dimension's min/max statistics
+    (a sparse view's where the layout pass ran: none of fixed-size numbers)
 Values are compared losslessly: integers in full, floats by their bits,
 strings and blobs by their bytes, times as integers of the reader's unit.
 Exits 77 without /dev/fuse.
