@@ -514,14 +514,16 @@ def duckdb_installed():
 
 
 class DuckDBReader:
-    """DuckDB's read_csv with its default settings (tests/node/read_csv.mjs)
-    in one Node.js process kept for many counts() calls, paths sent on its
-    stdin: Node.js and DuckDB start once per test, not once per call. A
-    process that dies or outlives a call's timeout is killed, and the next
-    call starts another. Calls from several threads take turns. Use with
-    `with`, or call close()."""
+    """DuckDB's read_csv with its default settings (tests/node/read_csv.mjs,
+    or another script of tests/node answering one JSON line with "path" per
+    path) in one Node.js process kept for many counts() or answers() calls,
+    paths sent on its stdin: Node.js and DuckDB start once per test, not
+    once per call. A process that dies or outlives a call's timeout is
+    killed, and the next call starts another. Calls from several threads
+    take turns. Use with `with`, or call close()."""
 
-    def __init__(self):
+    def __init__(self, script="read_csv.mjs"):
+        self.script = script
         self.proc = None
         self._err = None
         self._buf = b""
@@ -536,7 +538,7 @@ class DuckDBReader:
     def _start(self):
         self._err = tempfile.TemporaryFile()  # a file: a full pipe cannot block node
         self._buf = b""
-        self.proc = subprocess.Popen(["node", os.path.join(NODE_DIR, "read_csv.mjs"), "-"],
+        self.proc = subprocess.Popen(["node", os.path.join(NODE_DIR, self.script), "-"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._err, start_new_session=True)
 
@@ -569,15 +571,22 @@ class DuckDBReader:
         installed. `timeout`: seconds for all of `paths`."""
         if not duckdb_installed():
             return None
-        with self._lock:
-            return self._counts(paths, timeout)
+        answers = self.answers(paths, timeout)
+        return {p: r["rows"] if "rows" in r else "error: " + r["error"]
+                for p, r in answers.items()}
 
-    def _counts(self, paths, timeout):
+    def answers(self, paths, timeout=600):
+        """{path: the script's answer}, or {path: {"error": why}} where it
+        gave none. `timeout`: seconds for all of `paths`."""
+        with self._lock:
+            return self._answers(paths, timeout)
+
+    def _answers(self, paths, timeout):
         deadline = time.monotonic() + timeout
         out = {}
         for path in paths:
             if time.monotonic() >= deadline:
-                out[path] = f"error: no answer within {timeout} s"
+                out[path] = {"error": f"no answer within {timeout} s"}
                 continue
             if self.proc is None:
                 self._start()
@@ -589,14 +598,14 @@ class DuckDBReader:
             while path not in out:
                 line = self._line(deadline)
                 if line is None:
-                    out[path] = "error: " + self._fail()
+                    out[path] = {"error": self._fail()}
                     break
                 try:
                     r = json.loads(line)
                 except ValueError:
                     continue  # not an answer (a warning node printed)
                 if r.get("path") == path:
-                    out[path] = r["rows"] if "rows" in r else "error: " + r["error"]
+                    out[path] = r
         return out
 
     def close(self):

@@ -42,10 +42,7 @@ import csv
 import json
 import os
 import struct
-import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -119,50 +116,6 @@ def utf8(b):
 
 def hyparquet_installed():
     return os.path.isdir(os.path.join(ml.NODE_DIR, "node_modules", "hyparquet"))
-
-
-class ParquetReader(ml.DuckDBReader):
-    """tests/node/read_parquet.mjs (DuckDB and hyparquet) in one Node.js
-    process kept for many reads() calls, paths sent on its stdin, with
-    mountlib.DuckDBReader's handling of the process (a dead or late one is
-    killed and the next call starts another; calls take turns)."""
-
-    def _start(self):
-        self._err = tempfile.TemporaryFile()  # a file: a full pipe cannot block node
-        self._buf = b""
-        self.proc = subprocess.Popen(["node", os.path.join(ml.NODE_DIR, "read_parquet.mjs"), "-"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._err, start_new_session=True)
-
-    def reads(self, paths, timeout=600):
-        """{path: {"duckdb": ..., "hyparquet": ...}} (read_parquet.mjs's
-        answer), or {path: {"error": why}} when node gave none."""
-        with self._lock:
-            deadline = time.monotonic() + timeout
-            out = {}
-            for path in paths:
-                if time.monotonic() >= deadline:
-                    out[path] = {"error": f"no answer within {timeout} s"}
-                    continue
-                if self.proc is None:
-                    self._start()
-                try:
-                    self.proc.stdin.write(json.dumps(path).encode() + b"\n")
-                    self.proc.stdin.flush()
-                except OSError:
-                    pass  # node has exited: _line sees the end of its output
-                while path not in out:
-                    line = self._line(deadline)
-                    if line is None:
-                        out[path] = {"error": self._fail()}
-                        break
-                    try:
-                        r = json.loads(line)
-                    except ValueError:
-                        continue  # not an answer (a warning node printed)
-                    if r.get("path") == path:
-                        out[path] = r
-            return out
 
 
 class Field:
@@ -598,7 +551,7 @@ def check_array(c, exe, corpus, name, tmp, reader):
             p = os.path.join(v, "data.parquet")
             if c.ok(os.path.isfile(p), f"{name}: {os.path.relpath(v, mnt)}: data.parquet"):
                 paths[p] = v
-        answers = reader.reads(list(paths))
+        answers = reader.answers(list(paths))
         for p, v in paths.items():
             check_view(c, corpus, name, mnt, v, answers[p], views[v])
         print(f"{name}: {len(paths)} data.parquet read by DuckDB and hyparquet", flush=True)
@@ -626,7 +579,7 @@ def main():
             return
         # One Node.js (DuckDB and hyparquet) for every mount; arrays on a few
         # threads, taking turns at it.
-        with ParquetReader() as reader:
+        with ml.DuckDBReader("read_parquet.mjs") as reader:
             for root in sys.argv[2:]:
                 corpus = Corpus(os.path.abspath(root))
                 ml.run_parallel(lambda n=n: check_array(c, exe, corpus, n, tmp, reader)
