@@ -169,35 +169,11 @@ void AppendNumbers(std::string& out, Datatype t, uint32_t width, const uint8_t* 
   }
 }
 
-// An enumeration index: the integer a cell holds (-1 if negative).
-int64_t IndexOf(Datatype t, const uint8_t* p) {
-  switch (core::DatatypeSize(t)) {
-    case 1:
-      return core::IsSigned(t) ? static_cast<int8_t>(p[0]) : p[0];
-    case 2:
-      return core::IsSigned(t) ? Load<int16_t>(p) : Load<uint16_t>(p);
-    case 4:
-      return core::IsSigned(t) ? Load<int32_t>(p) : Load<uint32_t>(p);
-    default: {
-      const uint64_t v = Load<uint64_t>(p);
-      return core::IsSigned(t) || v <= uint64_t{INT64_MAX} ? static_cast<int64_t>(v) : -1;
-    }
-  }
-}
-
 }  // namespace
 
 core::Bytes ParquetValue(const core::Column& c, uint64_t i) {
-  core::Bytes cell = c.cell(i);
-  if (!core::IsString(c.type)) return cell;
-  // Whole NUL characters (two bytes of UTF-16), as value_text.cc strips them.
-  const size_t unit = core::DatatypeSize(c.type);
-  size_t n = cell.size() - cell.size() % unit;
-  while (n >= unit && std::all_of(cell.begin() + (n - unit), cell.begin() + n,
-                                  [](uint8_t b) { return b == 0; })) {
-    n -= unit;
-  }
-  return cell.first(n);
+  const core::Bytes cell = c.cell(i);
+  return core::IsString(c.type) ? StripTrailingNuls(cell, core::DatatypeSize(c.type)) : cell;
 }
 
 bool ParquetDictionary(Datatype key_type, uint32_t cell_val_num, const core::Enumeration* e) {
@@ -236,8 +212,8 @@ ParquetFlags ParquetCountPieces(const core::Column& c, ParquetNeeds needs, uint6
       empty += cell.empty();
       if (needs.utf8 && flags.utf8) flags.utf8 = core::ValidUtf8(cell);
       if (needs.labeled && flags.labeled) {
-        const int64_t k = IndexOf(c.type, cell.data());
-        flags.labeled = k >= 0 && static_cast<uint64_t>(k) < needs.labels;
+        const __int128 k = EnumerationIndex(c.type, cell);
+        flags.labeled = k >= 0 && k < static_cast<__int128>(needs.labels);
       }
     }
     if (needs.valid) counts.valid[j + 1] = valid;
@@ -348,15 +324,8 @@ std::string DictionaryPageHeader(uint64_t body, uint64_t labels) {
 
 // Label i as a value: strings without trailing NULs, as data.csv shows them.
 core::Bytes LabelValue(const core::Enumeration& e, uint64_t i) {
-  core::Column one;
-  one.type = e.type;
-  one.cell_val_num = core::kVarNum;
   const core::Bytes label = EnumerationValue(e, i);
-  one.data.assign(label.begin(), label.end());
-  one.offsets = {0, label.size()};
-  one.cell_count = 1;
-  const size_t n = ParquetValue(one, 0).size();
-  return label.first(n);
+  return core::IsString(e.type) ? StripTrailingNuls(label, core::DatatypeSize(e.type)) : label;
 }
 
 Physical LabelPhysical(const core::Enumeration& e) { return PhysicalOf(e.type); }
@@ -629,10 +598,10 @@ core::Status ParquetPlan::AppendPageBody(size_t p, const core::Column& cells,
         std::vector<uint32_t> index;
         for (uint64_t i = 0; i < n; ++i) {
           if (!has(i)) continue;
-          const int64_t k = IndexOf(f.type, cells.cell(i).data());
-          if (k < 0 || static_cast<uint64_t>(k) >= labels) {
+          const __int128 k = EnumerationIndex(f.type, cells.cell(i));
+          if (k < 0 || k >= static_cast<__int128>(labels)) {
             return mismatch(fmt::format("row {}: enumeration index {} past its {} labels",
-                                        page.first_row + i, k, labels));
+                                        page.first_row + i, static_cast<int64_t>(k), labels));
           }
           index.push_back(static_cast<uint32_t>(k));
         }

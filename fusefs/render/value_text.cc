@@ -86,18 +86,6 @@ void AppendStringText(std::string& out, Datatype t, Bytes b) {
   }
 }
 
-// Drops trailing code units that are all zero bytes.
-Bytes StripTrailingNuls(Bytes b, size_t unit) {
-  size_t n = b.size() - b.size() % unit;
-  while (n >= unit) {
-    bool zero = true;
-    for (size_t k = n - unit; k < n; ++k) zero = zero && b[k] == 0;
-    if (!zero) break;
-    n -= unit;
-  }
-  return b.first(n);
-}
-
 // --- Datetimes. numpy (datetime.c) splits a value into days and a time of
 // day with floor division, converts days to a proleptic Gregorian date and
 // prints the year with "%04" PRId64. We do the same in 128-bit arithmetic so
@@ -225,9 +213,20 @@ void AppendNumber(std::string& out, Datatype t, Bytes b) {
 bool IsText(Datatype t) { return core::IsString(t); }
 bool IsHex(Datatype t) { return core::IsBlobLike(t) || t == Datatype::kAny; }
 
-// An enumeration index as a signed 128-bit number (-1 if not an integer type
-// or the bytes do not fit).
-i128 IndexOf(Datatype t, Bytes b) {
+}  // namespace
+
+Bytes StripTrailingNuls(Bytes b, size_t unit) {
+  size_t n = b.size() - b.size() % unit;
+  while (n >= unit) {
+    bool zero = true;
+    for (size_t k = n - unit; k < n; ++k) zero = zero && b[k] == 0;
+    if (!zero) break;
+    n -= unit;
+  }
+  return b.first(n);
+}
+
+__int128 EnumerationIndex(Datatype t, Bytes b) {
   if (b.size() != core::DatatypeSize(t)) return -1;
   switch (t) {
     case Datatype::kInt8:
@@ -250,8 +249,6 @@ i128 IndexOf(Datatype t, Bytes b) {
       return -1;
   }
 }
-
-}  // namespace
 
 void AppendFloatText(std::string& out, float v) { AppendShortest(out, v); }
 void AppendDoubleText(std::string& out, double v) { AppendShortest(out, v); }
@@ -357,7 +354,7 @@ void AppendCellText(std::string& out, const core::Column& c, uint64_t i,
   for (size_t k = 0; k < n; ++k) {
     if (k > 0) out += ' ';
     Bytes index = cell.subspan(k * size, size);
-    i128 idx = IndexOf(c.type, index);
+    i128 idx = EnumerationIndex(c.type, index);
     if (idx < 0 || idx >= static_cast<i128>(labels)) {
       AppendNumber(out, c.type, index);
     } else {

@@ -75,6 +75,13 @@ void AppendCellText(std::string& out, const core::Column& c, uint64_t i,
 // is not 0. Errors: kInvalidArgument naming the column and the field.
 core::Status CheckColumn(const core::Column& c);
 
+// The bytes without their trailing code units (of `unit` bytes) that are
+// all zero: text renderings and data.parquet drop TileDB's NUL padding of
+// fixed string cells and its one-NUL fill of var ones.
+Bytes StripTrailingNuls(Bytes b, size_t unit);
+// An enumeration index as a signed 128-bit number (-1 if not an integer type
+// or the bytes are not one value of it).
+__int128 EnumerationIndex(core::Datatype t, Bytes b);
 // The number of values in an enumeration, and value i's bytes (i < size).
 // Var-sized enumerations: value i spans offsets[i] to offsets[i + 1] (or the
 // end of data for the last one). Returns 0 values for an enumeration whose
