@@ -356,8 +356,8 @@ struct FuseOps {
       handle->file = std::move(file).value();
       handle->path = node->path;
       handle->ino = ino;
-      const KernelCache::OpenMode mode =
-          self.kernel_cache_.Open(ino, handle->file->snapshot_id, handle->file->size());
+      const KernelCache::OpenMode mode = self.kernel_cache_.Open(
+          ino, handle->file->snapshot_id, handle->file->size(), handle->file->ReadsAtRandom());
       handle->pages = mode.pages;
       // Before the reply, so that the first read already asks for the size
       // (offset -1: the attributes only, no page locks taken).

@@ -2,7 +2,8 @@
 
 namespace tiledbfs::fusefs {
 
-KernelCache::OpenMode KernelCache::Open(uint64_t ino, uint64_t snapshot, uint64_t size) {
+KernelCache::OpenMode KernelCache::Open(uint64_t ino, uint64_t snapshot, uint64_t size,
+                                        bool random) {
   std::lock_guard lock(mu_);
   State& s = states_[ino];
   const bool same = snapshot != 0 && s.snapshot == snapshot;
@@ -18,7 +19,7 @@ KernelCache::OpenMode KernelCache::Open(uint64_t ino, uint64_t snapshot, uint64_
     s.snapshot = snapshot;
     s.size = size;
   }
-  mode.direct_io = stream_first_ && !(same && s.opened);
+  mode.direct_io = stream_first_ && (random || !(same && s.opened));
   s.opened = true;
   // Once told to drop it, the kernel asks again and gets s.size (ReportSize)
   // for as long as opens hold the pages.

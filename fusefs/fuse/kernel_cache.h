@@ -32,6 +32,10 @@
 //   of it fills the page cache as usual, and the next open of the same
 //   snapshot reads through the page cache, which then keeps the file for
 //   the opens after it.
+// - Files read at random (OpenFile::ReadsAtRandom: data.parquet, whose
+//   readers jump from column to column) stream on every open: the kernel's
+//   readahead past a read would render the next column chunk, decoding
+//   tiles of a field the reader never asked for.
 //
 // Thread-safe.
 #pragma once
@@ -59,9 +63,9 @@ class KernelCache {
   }
 
   // An open of `ino` on snapshot `snapshot` (0: unknown, never shared) of
-  // `size` bytes. An open holding the pages (OpenMode::pages) must be
-  // matched by Release(ino, true).
-  OpenMode Open(uint64_t ino, uint64_t snapshot, uint64_t size);
+  // `size` bytes, read at random or not (see above). An open holding the
+  // pages (OpenMode::pages) must be matched by Release(ino, true).
+  OpenMode Open(uint64_t ino, uint64_t snapshot, uint64_t size, bool random = false);
   void Release(uint64_t ino, bool pages);
 
   // The size to give the kernel for `ino`, whose current size is `current`.

@@ -57,6 +57,7 @@ class ParquetFile final : public OpenFile {
   }
 
   uint64_t size() const override { return source_->plan().size(); }
+  bool ReadsAtRandom() const override { return true; }
 
   Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
     const ParquetPlan& plan = source_->plan();

@@ -56,6 +56,9 @@ class OpenFile {
   // True if ReadPieces hands out bytes without copying them (pieces of
   // decoded tiles); otherwise Read, into the caller's buffer, is better.
   virtual bool ReadsPieces() const { return false; }
+  // True if readers jump between far parts of the file (a Parquet file's
+  // column chunks): the kernel then reads no further than asked.
+  virtual bool ReadsAtRandom() const { return false; }
   // Appends up to n bytes at offset to `out` (core/util/pieces.h: out->keep
   // holds what the pieces point into); returns the count, less only at end
   // of file. Errors: as Read. The default reads into a buffer of its own.

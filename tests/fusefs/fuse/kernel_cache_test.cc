@@ -134,6 +134,29 @@ TEST(KernelCache, StreamingUnknownSnapshotsAlwaysReadDirect) {
   }
 }
 
+// data.parquet: DuckDB opens it once per thread; through the page cache
+// the kernel's readahead past a column chunk rendered the next column.
+TEST(KernelCache, StreamingFilesReadAtRandomReadDirectOnEveryOpen) {
+  KernelCache c;
+  c.set_stream_first(true);
+  auto a = c.Open(7, 1, 100, /*random=*/true);
+  auto b = c.Open(7, 1, 100, /*random=*/true);
+  EXPECT_TRUE(a.direct_io);
+  EXPECT_TRUE(b.direct_io);
+  EXPECT_TRUE(b.pages);       // a mapping still fills the pages,
+  EXPECT_TRUE(b.keep_cache);  // which the opens of this snapshot share
+  c.Release(7, a.pages);
+  c.Release(7, b.pages);
+  EXPECT_TRUE(c.Open(7, 1, 100, /*random=*/true).direct_io);
+}
+
+TEST(KernelCache, WithoutStreamingFilesReadAtRandomUseThePages) {
+  KernelCache c;  // the kernel cannot map direct_io files
+  auto a = c.Open(8, 1, 100, /*random=*/true);
+  EXPECT_FALSE(a.direct_io);
+  EXPECT_TRUE(a.pages);
+}
+
 TEST(KernelCache, DropKeepsInodesWithOpenFiles) {
   KernelCache c;
   auto a = c.Open(1, 1, 10);
