@@ -425,7 +425,7 @@ fi
 # from a fresh mount per run, as a user's first read.
 decoded() {  # ARRAY PATH -> "tiles parts stored_bytes" decoded by an in-process read of PATH
   "$bin/tiledbfs-view" --stats "$1" "$2" 2>&1 >/dev/null |
-    sed -n 's/.*decoded \([0-9]*\) tiles and \([0-9]*\) tile parts from \([0-9]*\) stored bytes/\1 \2 \3/p'
+    sed -n 's/.*decoded \([0-9]*\) tiles and \([0-9]*\) tile parts from \([0-9]*\) stored bytes.*/\1 \2 \3/p'
 }
 cold_cat() {  # ARRAY JSON PATH... : hyperfine of cat PATH... on a fresh mount per run
   local array=$1 json=$2

@@ -9,7 +9,8 @@ the root (the layout pass data.csv's and data.parquet's sizes share), so
 that neither side reads what the kernel or the daemon kept of the other.
 DuckDB is @duckdb/node-api (tests/node/run_queries.mjs). Runs alternate.
   (1) sparse8: SELECT avg(v) over data.parquet against the same over
-      data.csv (target >= 10x);
+      data.csv (target >= 10x); and the tiles the query decoded, by field
+      (tiledbfs -o stats, less what `ls -l` decoded);
   (2) sparse8: SELECT count(*) ... WHERE r BETWEEN a AND b (1% of rows)
       over data.parquet against the same over slice/r=a..b/data.parquet
       (target <= 2x; hive_partitioning off, as slice names look like it);
@@ -40,6 +41,25 @@ class Mount:
 
     def __exit__(self, *exc):
         subprocess.run(["fusermount3", "-u", self.mnt], check=False)
+
+
+def decodes(bin_dir, array, mnt, sql):
+    """The tiles (and parts) decoded by field on a mount that runs `ls -l`,
+    then `sql` if given: tiledbfs -o stats's line at unmount."""
+    daemon = subprocess.Popen([os.path.join(bin_dir, "tiledbfs"), "-f", "-o", "index=off,stats",
+                               array, mnt], stderr=subprocess.PIPE, text=True)
+    while not os.path.ismount(mnt):
+        if daemon.poll() is not None:
+            raise RuntimeError(f"tiledbfs exited: {daemon.stderr.read()}")
+        time.sleep(0.05)
+    subprocess.run(["ls", "-l", mnt], check=True, stdout=subprocess.DEVNULL)
+    if sql:
+        query_ms(sql.replace("MNT", mnt))
+    subprocess.run(["fusermount3", "-u", mnt], check=True)
+    err = daemon.communicate()[1]
+    line = [x for x in err.splitlines() if "decoded" in x][-1]
+    by_field = line[line.index("(") + 1:line.rindex(")")] if "(" in line else ""
+    return {k: int(v) for k, v in (f.rsplit(" ", 1) for f in by_field.split(", ") if f)}
 
 
 def query_ms(sql):
@@ -87,6 +107,11 @@ def main():
             with Mount(bin_dir, s8, mnt) as m:
                 sl.append(query_ms(f"SELECT count(*) FROM read_parquet('{m}/slice/r={a}..{b}/"
                                    "data.parquet', hive_partitioning = false)")[0])
+        sql = "SELECT avg(v) FROM 'MNT/data.parquet'"
+        seen, listed = decodes(bin_dir, s8, mnt, sql), decodes(bin_dir, s8, mnt, None)
+        by_query = ", ".join(f"{k} {seen[k] - listed.get(k, 0)}" for k in sorted(seen)
+                             if seen[k] > listed.get(k, 0))
+        print(f"    sparse8 avg(v): tiles and parts the query decoded, by field: {by_query}")
         print(f"    sparse8 avg(v): data.parquet {median(pq):8.0f} ms; "
               f"data.csv {median(csv):.0f} ms   {median(csv) / median(pq):.2f} x faster "
               "(target >= 10)")

@@ -13,6 +13,7 @@
 //   -o cache_size=SIZE  decoded-tile cache, e.g. 256M (default), 1G
 //   -o index=on|off|auto, index_dir=DIR, index_size=SIZE: the persistent
 //                       index (fusefs/fuse/options.h)
+//   -o stats            at unmount, log the tiles decoded, by field
 //   -o page_cache       every open reads through the kernel's page cache
 //   -o s3_endpoint=URL,s3_region=R,s3_profile=P,s3_addressing=path|virtual,
 //      s3_anonymous,s3_parallel=N,s3_recheck=SECONDS   sources on S3
@@ -55,6 +56,7 @@
 #include <fuse_lowlevel.h>
 
 #include "core/index/index_store.h"
+#include "core/read/tile_source.h"
 #include "core/storage/s3/s3_storage.h"
 #include "core/util/warm_heap.h"
 #include "fusefs/fuse/fuse_adapter.h"
@@ -98,6 +100,7 @@ void PrintUsage(FILE* out) {
                "                      entries go first)\n"
                "  -o page_cache       every open reads through the kernel's page cache\n"
                "                      (default: the first open of a file streams past it)\n"
+               "  -o stats            at unmount, log the tiles decoded, by field\n"
                "  -o s3_endpoint=URL  S3-compatible store (default: AWS, or AWS_ENDPOINT_URL)\n"
                "  -o s3_region=R      region (default: AWS_REGION, the profile's, us-east-1)\n"
                "  -o s3_profile=P     profile in ~/.aws/credentials and ~/.aws/config\n"
@@ -138,6 +141,15 @@ std::string RealPath(const std::string& path, int* err) {
 // Set once the daemon is detached: its lines then go to syslog.
 std::atomic<bool> daemonized{false};
 
+// A line for the user: on stderr, or in syslog once detached.
+void Log(const std::string& line) {
+  if (daemonized.load()) {
+    syslog(LOG_WARNING, "tiledbfs: %s", line.c_str());
+  } else {
+    std::fprintf(stderr, "tiledbfs: %s\n", line.c_str());
+  }
+}
+
 // The persistent index the options ask for, or null: -o index=off, or
 // auto (the default) for an encrypted array (the widths of its text
 // would be kept in the clear), or no folder to keep it in.
@@ -151,13 +163,7 @@ std::shared_ptr<tiledbfs::core::IndexStore> OpenIndex(const fs::CommandLine& cl,
   tiledbfs::core::IndexOptions options;
   options.dir = dir;
   if (cl.index_bytes) options.max_bytes = *cl.index_bytes;
-  options.log = [](const std::string& line) {
-    if (daemonized.load()) {
-      syslog(LOG_WARNING, "tiledbfs: %s", line.c_str());
-    } else {
-      std::fprintf(stderr, "tiledbfs: %s\n", line.c_str());
-    }
-  };
+  options.log = Log;
   return tiledbfs::core::IndexStore::Open(std::move(options));
 }
 
@@ -251,8 +257,12 @@ int Run(int argc, char** argv) {
   // Half the 64 MiB the README allows over cache_size: freed heap past it
   // goes back before the bound is reached.
   tiledbfs::core::SetResidentCeiling(tree_options.cache_bytes + (uint64_t{32} << 20));
-  if (auto s = adapter.Serve(); !s.ok()) {
-    std::fprintf(stderr, "tiledbfs: %s\n", s.error().message().c_str());
+  const auto served = adapter.Serve();
+  if (cl.stats) {
+    Log("decoded " + tiledbfs::core::DescribeDecodes(tiledbfs::core::TileDecodeStats()));
+  }
+  if (!served.ok()) {
+    std::fprintf(stderr, "tiledbfs: %s\n", served.error().message().c_str());
     return kExitMount;
   }
   return 0;

@@ -51,11 +51,8 @@ struct StatsAtExit {
   bool on = false;
   ~StatsAtExit() {
     if (!on) return;
-    const tiledbfs::core::DecodeStats s = tiledbfs::core::TileDecodeStats();
-    std::fprintf(stderr,
-                 "tiledbfs-view: decoded %llu tiles and %llu tile parts from %llu stored bytes\n",
-                 static_cast<unsigned long long>(s.tiles), static_cast<unsigned long long>(s.parts),
-                 static_cast<unsigned long long>(s.stored_bytes));
+    std::fprintf(stderr, "tiledbfs-view: decoded %s\n",
+                 tiledbfs::core::DescribeDecodes(tiledbfs::core::TileDecodeStats()).c_str());
   }
 };
 

@@ -94,6 +94,7 @@ struct TileRange {
   FragmentMetadata::TileLocation loc;
 };
 struct TileFiles {
+  FieldRef field;
   FieldShape shape;
   TileRange fixed;
   std::optional<TileRange> var;
@@ -107,6 +108,7 @@ Result<TileFiles> LocateTile(const FragmentMetadata& fragment, FieldRef field, u
         fmt::format("{}: tile {} of {}", fragment.dir(), tile, fragment.tile_num()));
   }
   TileFiles f;
+  f.field = field;
   f.shape = ShapeOf(fragment, field);
   f.fixed.file = fragment.DataFile(field);
   ASSIGN_OR_RETURN(f.fixed.loc, fragment.FixedTile(field, tile));
@@ -162,11 +164,37 @@ Result<TileBytes> ReadTileBytes(const FragmentMetadata& fragment, const TileFile
 }
 
 std::atomic<uint64_t> g_tiles{0}, g_parts{0}, g_stored_bytes{0};
+std::mutex g_by_field_mu;
+// Never freed: decodes on other threads may count until the process ends.
+std::map<std::string, uint64_t>& ByField() {
+  static auto* by_field = new std::map<std::string, uint64_t>;
+  return *by_field;
+}
+
+// A decode of `field` (a whole tile or a part), by its name.
+void CountField(const FragmentMetadata& fragment, FieldRef field) {
+  const ArraySchema& schema = fragment.schema();
+  std::string_view name = "__coords";
+  if (field.kind == FieldRef::Kind::kAttribute && field.index < schema.attributes.size()) {
+    name = schema.attributes[field.index].name;
+  } else if (field.kind == FieldRef::Kind::kDimension && field.index < schema.dimensions.size()) {
+    name = schema.dimensions[field.index].name;
+  } else if (field.kind == FieldRef::Kind::kTimestamps) {
+    name = "__timestamps";
+  } else if (field.kind == FieldRef::Kind::kDeleteTimestamps) {
+    name = "__delete_timestamps";
+  } else if (field.kind == FieldRef::Kind::kDeleteConditionIndex) {
+    name = "__delete_condition_index";
+  }
+  std::lock_guard<std::mutex> lock(g_by_field_mu);
+  ++ByField()[std::string(name)];
+}
 
 // Unfilters the stored bytes of tile `tile`.
 Result<DecodedTile> DecodeTile(const FragmentMetadata& fragment, uint64_t tile, bool encrypted,
                                const TileFiles& f, TileBytes raw, unsigned threads = 1) {
   g_tiles.fetch_add(1, std::memory_order_relaxed);
+  CountField(fragment, f.field);
   g_stored_bytes.fetch_add(raw.fixed.size() + raw.var.size() + raw.validity.size(),
                            std::memory_order_relaxed);
   const FieldShape& shape = f.shape;
@@ -231,8 +259,25 @@ Result<DecodedTile> DecodeTile(const FragmentMetadata& fragment, uint64_t tile, 
 }  // namespace
 
 DecodeStats TileDecodeStats() {
-  return {g_tiles.load(std::memory_order_relaxed), g_parts.load(std::memory_order_relaxed),
-          g_stored_bytes.load(std::memory_order_relaxed)};
+  DecodeStats s{g_tiles.load(std::memory_order_relaxed),
+                g_parts.load(std::memory_order_relaxed),
+                g_stored_bytes.load(std::memory_order_relaxed),
+                {}};
+  std::lock_guard<std::mutex> lock(g_by_field_mu);
+  s.by_field = ByField();
+  return s;
+}
+
+std::string DescribeDecodes(const DecodeStats& stats) {
+  std::string out = fmt::format("{} tiles and {} tile parts from {} stored bytes", stats.tiles,
+                                stats.parts, stats.stored_bytes);
+  const char* sep = " (";
+  for (const auto& [name, n] : stats.by_field) {
+    out += fmt::format("{}{} {}", sep, name, n);
+    sep = ", ";
+  }
+  if (!stats.by_field.empty()) out += ")";
+  return out;
 }
 
 Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, uint64_t tile,
@@ -553,6 +598,7 @@ Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, 
     ASSIGN_OR_RETURN(ByteVec raw,
                      ReadRange(fragment, file, {loc.offset + rec_from, rec_to - rec_from}));
     g_parts.fetch_add(1, std::memory_order_relaxed);
+    CountField(fragment, field);
     g_stored_bytes.fetch_add(raw.size(), std::memory_order_relaxed);
     ctx.file_offset = loc.offset + rec_from;
     ASSIGN_OR_RETURN(
@@ -561,6 +607,7 @@ Result<TilePart> ReadTilePart(const FragmentMetadata& fragment, FieldRef field, 
   } else {
     ASSIGN_OR_RETURN(ByteVec raw, ReadRange(fragment, file, loc));
     g_parts.fetch_add(1, std::memory_order_relaxed);
+    CountField(fragment, field);
     g_stored_bytes.fetch_add(raw.size(), std::memory_order_relaxed);
     ASSIGN_OR_RETURN(bytes,
                      UnfilterTileRange(*shape.filters, raw, ctx, from * cs, to * cs, &start));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -55,15 +56,22 @@ Result<DecodedTile> ReadTile(const FragmentMetadata& fragment, FieldRef field, u
                              bool encrypted, unsigned threads = 1);
 
 // What this process has unfiltered since it started: whole tiles, parts of
-// tiles (ReadTilePart), and the stored bytes they came from. For benchmarks
-// and tools (tiledbfs-view --stats): a slice or diff must decode only the
-// tiles it needs.
+// tiles (ReadTilePart), and the stored bytes they came from; and, by
+// field name (a dimension's or attribute's; __timestamps,
+// __delete_timestamps, __coords for the others), the tiles and parts.
+// For benchmarks and tools (tiledbfs-view --stats, tiledbfs -o stats): a
+// slice or diff must decode only the tiles it needs, a reader of one
+// column only that field's.
 struct DecodeStats {
   uint64_t tiles = 0;
   uint64_t parts = 0;
   uint64_t stored_bytes = 0;
+  std::map<std::string, uint64_t> by_field;
 };
 DecodeStats TileDecodeStats();
+// `stats` in one line: "N tiles and P parts from B stored bytes (v 20,
+// r 20)".
+std::string DescribeDecodes(const DecodeStats& stats);
 
 // One tile of ReadTiles.
 struct TileRequest {

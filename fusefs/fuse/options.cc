@@ -77,6 +77,10 @@ Result<bool> ApplyOwnOption(std::string_view item, CommandLine& cl) {
     cl.page_cache = true;
     return true;
   }
+  if (name == "stats" && !has_value) {
+    cl.stats = true;
+    return true;
+  }
   if (name == "debug" && !has_value) {
     cl.debug = true;
     return true;

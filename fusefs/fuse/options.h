@@ -22,6 +22,8 @@
 //     -o page_cache       every open reads through the kernel's page cache
 //                         (default: a file's first open streams past it
 //                         where the kernel allows: fuse_adapter.h)
+//     -o stats            at unmount, log the tiles decoded, by field
+//                         (core/read/tile_source.h DecodeStats)
 //     -o s3_endpoint=URL, s3_region=R, s3_profile=P, s3_addressing=path|virtual,
 //        s3_anonymous, s3_parallel=N, s3_recheck=SECONDS
 //                         sources on S3 (core/storage/s3/s3_config.h)
@@ -57,6 +59,7 @@ struct CommandLine {
   std::optional<std::string> index_dir;  // -o index_dir
   std::optional<uint64_t> index_bytes;   // -o index_size
   bool page_cache = false;               // -o page_cache
+  bool stats = false;                    // -o stats
   core::s3::S3Options s3;                // -o s3_*
   bool foreground = false;
   bool debug = false;

@@ -3,6 +3,7 @@
 // every field of every fragment of the corpus arrays, and the same errors
 // when tile files are lost or cut short; the same through a storage that
 // prefers parallel reads (ReadTiles' remote path, RemoteStorage).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -105,6 +106,33 @@ TEST(ReadTilesTest, EveryCorpusTileAsReadTileGivesIt) {
   if (UringReader::Create() != nullptr) {
     EXPECT_GT(batched, 100u);
   }
+}
+
+// What tiledbfs -o stats logs: each decode counted under its field's name.
+TEST(ReadTilesTest, DecodesAreCountedByFieldName) {
+  auto storage = LocalStorage::Open((kArrays / "sparse_2d").string());
+  ASSERT_TRUE(storage.ok()) << storage.error().ToString();
+  auto array = Array::Open(*storage, std::nullopt);
+  ASSERT_TRUE(array.ok()) << array.error().ToString();
+  auto view = (*array)->ViewAt(UINT64_MAX);
+  ASSERT_TRUE(view.ok()) << view.error().ToString();
+  const FragmentMetadata& frag = *(*view)->fragments().front();
+  const ArraySchema& schema = frag.schema();
+  const std::string attr = schema.attributes.at(0).name, dim = schema.dimensions.at(1).name;
+  const DecodeStats before = TileDecodeStats();
+  ASSERT_TRUE(ReadTile(frag, FieldRef::Attribute(0), 0, false).ok());
+  ASSERT_TRUE(ReadTile(frag, FieldRef::Attribute(0), 0, false).ok());
+  ASSERT_TRUE(ReadTile(frag, FieldRef::Dimension(1), 0, false).ok());
+  DecodeStats after = TileDecodeStats();
+  EXPECT_EQ(after.tiles - before.tiles, 3u);
+  auto count = [](const DecodeStats& s, const std::string& name) {
+    auto it = s.by_field.find(name);
+    return it == s.by_field.end() ? uint64_t{0} : it->second;
+  };
+  EXPECT_EQ(count(after, attr) - count(before, attr), 2u);
+  EXPECT_EQ(count(after, dim) - count(before, dim), 1u);
+  const std::string line = DescribeDecodes(after);
+  EXPECT_NE(line.find(fmt::format("{} {}", attr, count(after, attr))), std::string::npos) << line;
 }
 
 TEST(ReadTilesTest, EveryCorpusTileReadRemotelyAsReadTileGivesIt) {

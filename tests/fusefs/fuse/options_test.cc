@@ -259,6 +259,16 @@ TEST(ParseCommandLine, PageCacheIsOursWithoutAValue) {
   EXPECT_EQ(cl->fuse_options, (std::vector<std::string>{"page_cache=1"}));
 }
 
+TEST(ParseCommandLine, StatsIsOursWithoutAValue) {
+  auto cl = Parse({"-o", "stats", "arr", "mnt"});
+  ASSERT_TRUE(cl.ok()) << cl.error().ToString();
+  EXPECT_TRUE(cl->stats);
+  EXPECT_TRUE(cl->fuse_options.empty());
+  cl = Parse({"arr", "mnt"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_FALSE(cl->stats);
+}
+
 TEST(ParseCommandLine, DebugImpliesForeground) {
   for (auto args : {std::vector<std::string>{"-d", "a", "m"},
                     std::vector<std::string>{"-o", "debug", "a", "m"}}) {
