@@ -345,11 +345,13 @@ Result<Column> AttributeGather::Read(uint64_t first, uint64_t count, GatherOutpu
 void AttributeGather::Plan(uint64_t first, uint64_t end) {
   const std::string& name = attr_->name;
   ReadState* state = ctx_.state;
-  // Sequential: going on from the last read, or from the first cell.
+  // Sequential: going on from within the last read or its end, or from
+  // the first cell.
   if (state != nullptr) {
-    auto it = state->next.find(name);
-    r_.sequential = first == 0 || (it != state->next.end() && it->second == first);
-    state->next[name] = end;
+    auto it = state->last.find(name);
+    r_.sequential = first == 0 || (it != state->last.end() && it->second.first <= first &&
+                                   first <= it->second.second);
+    state->last[name] = {first, end};
   }
   // A seek (ReadState::parts) decodes only the chunks it needs of the tiles
   // not at hand; a read going on from the last one decodes whole tiles, as

@@ -107,10 +107,10 @@ struct HeldPart {
 //
 // With `parts` set, for fixed-size fields without validity, a read decodes
 // of a tile neither held nor cached only the chunks holding the cells it
-// needs (ReadTilePart) when it does not start where the reader's last read
-// of the field ended (a seek: random access), or when it does but the
-// cache's StreamBudget refuses the whole tiles it crosses (many readers
-// at once). The parts a read used are kept for the next one (`held_parts`,
+// needs (ReadTilePart) when it does not start within or at the end of the
+// reader's last read of the field (a seek: random access), or when it does
+// but the cache's StreamBudget refuses the whole tiles it crosses (many
+// readers at once). The parts a read used are kept for the next one (`held_parts`,
 // up to 8 MiB per field).
 //
 // A read that goes on from where the last one ended (or starts the field)
@@ -122,7 +122,10 @@ struct ReadState {
   std::unordered_map<std::string, std::vector<HeldPart>> held_parts;  // by field name
   std::unordered_map<std::string, StreamShare> streams;  // by field: whole tiles streamed
   bool parts = false;
-  std::unordered_map<std::string, uint64_t> next;  // by field: the cell after the last read
+  // By field: the cells of the last read, [first, end). A read from
+  // within them or from their end goes on (a reader of a Parquet page
+  // reads its header, then the page again from there).
+  std::unordered_map<std::string, std::pair<uint64_t, uint64_t>> last;
   // By field: the cells up to which tiles were sent to be decoded ahead,
   // and the tiles sent lately (not to send them again).
   struct Ahead {

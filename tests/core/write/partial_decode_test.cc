@@ -461,6 +461,20 @@ TEST_F(PartialReadTest, SeeksReadTheSameBytesWithoutDecodingWholeTiles) {
   }
 }
 
+// A reader of a Parquet page reads its header and first values, then the
+// page from where its values start: a read from within the last one goes
+// on, taking whole tiles, not the parts of a seek.
+TEST_F(PartialReadTest, AReadFromWithinTheLastOneGoesOn) {
+  std::shared_ptr<TileCache> cache;
+  auto view = View(64 << 20, &cache);
+  ReadState state;
+  state.parts = true;
+  ASSERT_TRUE(view->ReadFieldRange("f", 1000, 30, &state).ok());  // a seek: a part
+  EXPECT_EQ(WholeTilesCached(*cache, *view, "f"), 0);
+  ASSERT_TRUE(view->ReadFieldRange("f", 1000, 40 * 512, &state).ok());
+  EXPECT_GE(WholeTilesCached(*cache, *view, "f"), 1);
+}
+
 // A reader going on from its last read has the tiles after it decoded in
 // the background, within a quarter of the cache's budget, and reads the
 // same bytes.
