@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <iterator>
 #include <utility>
@@ -125,16 +126,13 @@ Result<std::shared_ptr<const ArraySchema>> FindSchema(
 }  // namespace
 
 struct FragmentMetadata::Lazy {
-  explicit Lazy(size_t n)
-      : tile_offsets(new Slot<std::vector<uint64_t>>[n]),
-        tile_var_offsets(new Slot<std::vector<uint64_t>>[n]),
-        tile_var_sizes(new Slot<std::vector<uint64_t>>[n]),
-        tile_validity_offsets(new Slot<std::vector<uint64_t>>[n]),
-        stats(new Slot<TileStats>[n]) {}
-  std::unique_ptr<Slot<std::vector<uint64_t>>[]> tile_offsets;
-  std::unique_ptr<Slot<std::vector<uint64_t>>[]> tile_var_offsets;
-  std::unique_ptr<Slot<std::vector<uint64_t>>[]> tile_var_sizes;
-  std::unique_ptr<Slot<std::vector<uint64_t>>[]> tile_validity_offsets;
+  explicit Lazy(size_t n) : stats(new Slot<TileStats>[n]) {
+    for (auto& list : tile_lists) list.reset(new Slot<std::vector<uint64_t>>[n]);
+  }
+  Slot<std::vector<uint64_t>>& tile_list(TileList which, size_t i) {
+    return tile_lists[static_cast<size_t>(which)][i];
+  }
+  std::array<std::unique_ptr<Slot<std::vector<uint64_t>>[]>, kTileLists> tile_lists;
   std::unique_ptr<Slot<TileStats>[]> stats;
   Slot<std::vector<std::vector<Range>>> mbrs;
   Slot<std::vector<FragmentStats>> fragment_stats;
@@ -286,9 +284,9 @@ Result<std::shared_ptr<FragmentMetadata>> FragmentMetadata::LoadLegacy(
   TRY(m->Init());
   const uint64_t n = m->FieldCount();
   for (uint64_t i = 0; i < n; ++i) {
-    Preset(m->Slots().tile_offsets[i], std::move(legacy.tile_offsets[i]));
-    Preset(m->Slots().tile_var_offsets[i], std::move(legacy.tile_var_offsets[i]));
-    Preset(m->Slots().tile_var_sizes[i], std::move(legacy.tile_var_sizes[i]));
+    Preset(m->Slots().tile_list(TileList::kOffsets, i), std::move(legacy.tile_offsets[i]));
+    Preset(m->Slots().tile_list(TileList::kVarOffsets, i), std::move(legacy.tile_var_offsets[i]));
+    Preset(m->Slots().tile_list(TileList::kVarSizes, i), std::move(legacy.tile_var_sizes[i]));
   }
   Preset(m->Slots().mbrs, std::move(legacy.mbrs));
   return m;
@@ -512,12 +510,14 @@ void FragmentMetadata::PrefetchOnce() const {
     // Errors are left for the accessors: a failed load leaves its slot empty.
     auto field = [&](FieldRef f, bool var, bool nullable) {
       if (FieldIndex(f) < 0) return;
-      (void)TileOffsetsOnce(f);
+      (void)TileListOnce(TileList::kOffsets, f);
       if (var) {
-        (void)TileVarOffsetsOnce(f);
-        (void)TileVarSizesOnce(f);
+        (void)TileListOnce(TileList::kVarOffsets, f);
+        (void)TileListOnce(TileList::kVarSizes, f);
       }
-      if (nullable && HasValiditySections(footer_.version)) (void)TileValidityOffsetsOnce(f);
+      if (nullable && HasValiditySections(footer_.version)) {
+        (void)TileListOnce(TileList::kValidityOffsets, f);
+      }
     };
     const ArraySchema& s = *schema_;
     for (uint32_t i = 0; i < s.attributes.size(); ++i) {
@@ -537,59 +537,32 @@ void FragmentMetadata::PrefetchOnce() const {
   }
 }
 
-Result<const std::vector<uint64_t>*> FragmentMetadata::TileOffsets(FieldRef f) const {
+FragmentMetadata::TilePositions FragmentMetadata::List(TileList which, FieldRef f) const {
   Prefetch();
-  return TileOffsetsOnce(f);
+  return TileListOnce(which, f);
 }
 
-Result<const std::vector<uint64_t>*> FragmentMetadata::TileOffsetsOnce(FieldRef f) const {
+FragmentMetadata::TilePositions FragmentMetadata::TileListOnce(TileList which, FieldRef f) const {
+  // Indexed by TileList: the footer's section offsets, the list's name.
+  struct Source {
+    std::vector<uint64_t> FragmentFooter::*offsets;
+    const char* name;
+  };
+  static constexpr Source kSources[kTileLists] = {
+      {&FragmentFooter::tile_offsets_offsets, "tile offsets"},
+      {&FragmentFooter::tile_var_offsets_offsets, "tile var offsets"},
+      {&FragmentFooter::tile_var_sizes_offsets, "tile var sizes"},
+      {&FragmentFooter::tile_validity_offsets_offsets, "tile validity offsets"},
+  };
+  const Source& source = kSources[static_cast<size_t>(which)];
   ASSIGN_OR_RETURN(int i, CheckedIndex(f));
-  return LoadTileList(
-      Slots().tile_offsets[i], footer_.tile_offsets_offsets, i,
-      fmt::format("tile offsets of {}", FieldName(f)), metadata_file(), tile_num(),
-      [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
-}
-
-Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarOffsets(FieldRef f) const {
-  Prefetch();
-  return TileVarOffsetsOnce(f);
-}
-
-Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarOffsetsOnce(FieldRef f) const {
-  ASSIGN_OR_RETURN(int i, CheckedIndex(f));
-  return LoadTileList(
-      Slots().tile_var_offsets[i], footer_.tile_var_offsets_offsets, i,
-      fmt::format("tile var offsets of {}", FieldName(f)), metadata_file(), tile_num(),
-      [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
-}
-
-Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarSizes(FieldRef f) const {
-  Prefetch();
-  return TileVarSizesOnce(f);
-}
-
-Result<const std::vector<uint64_t>*> FragmentMetadata::TileVarSizesOnce(FieldRef f) const {
-  ASSIGN_OR_RETURN(int i, CheckedIndex(f));
-  return LoadTileList(
-      Slots().tile_var_sizes[i], footer_.tile_var_sizes_offsets, i,
-      fmt::format("tile var sizes of {}", FieldName(f)), metadata_file(), tile_num(),
-      [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
-}
-
-Result<const std::vector<uint64_t>*> FragmentMetadata::TileValidityOffsets(FieldRef f) const {
-  Prefetch();
-  return TileValidityOffsetsOnce(f);
-}
-
-Result<const std::vector<uint64_t>*> FragmentMetadata::TileValidityOffsetsOnce(FieldRef f) const {
-  ASSIGN_OR_RETURN(int i, CheckedIndex(f));
-  if (!HasValiditySections(footer_.version)) {
+  if (which == TileList::kValidityOffsets && !HasValiditySections(footer_.version)) {
     return Error::NotFound(
         fmt::format("{}: format {} fragments have no validity tiles", dir_, footer_.version));
   }
   return LoadTileList(
-      Slots().tile_validity_offsets[i], footer_.tile_validity_offsets_offsets, i,
-      fmt::format("tile validity offsets of {}", FieldName(f)), metadata_file(), tile_num(),
+      Slots().tile_list(which, i), footer_.*source.offsets, i,
+      fmt::format("{} of {}", source.name, FieldName(f)), metadata_file(), tile_num(),
       [this](uint64_t at, const std::string& what) { return ReadSection(at, what); });
 }
 

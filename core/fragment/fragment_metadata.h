@@ -114,10 +114,16 @@ class FragmentMetadata {
   // the section does not exist in this format version), kCorrupt, kKey, kIo.
   // Tile offsets hold tile_num() entries (TileDB writes zeros for a slot
   // without data: dimensions of dense fragments, coords 5+), or none.
-  Result<const std::vector<uint64_t>*> TileOffsets(FieldRef f) const;
-  Result<const std::vector<uint64_t>*> TileVarOffsets(FieldRef f) const;
-  Result<const std::vector<uint64_t>*> TileVarSizes(FieldRef f) const;
-  Result<const std::vector<uint64_t>*> TileValidityOffsets(FieldRef f) const;  // 7+
+  // The four per-field lists of tile positions, one loader behind them.
+  enum class TileList { kOffsets, kVarOffsets, kVarSizes, kValidityOffsets /* 7+ */ };
+  using TilePositions = Result<const std::vector<uint64_t>*>;
+  TilePositions List(TileList which, FieldRef f) const;
+  TilePositions TileOffsets(FieldRef f) const { return List(TileList::kOffsets, f); }
+  TilePositions TileVarOffsets(FieldRef f) const { return List(TileList::kVarOffsets, f); }
+  TilePositions TileVarSizes(FieldRef f) const { return List(TileList::kVarSizes, f); }
+  TilePositions TileValidityOffsets(FieldRef f) const {
+    return List(TileList::kValidityOffsets, f);
+  }
   // The R-tree's leaf level: one MBR (a Range per dimension) per tile.
   // Dense fragments usually have none.
   Result<const std::vector<std::vector<Range>>*> Mbrs() const;
@@ -172,10 +178,9 @@ class FragmentMetadata {
   static constexpr uint64_t kWholeFileBytes = 64 * 1024;
   void Prefetch() const;
   void PrefetchOnce() const;  // Prefetch's body, run once
-  Result<const std::vector<uint64_t>*> TileOffsetsOnce(FieldRef f) const;
-  Result<const std::vector<uint64_t>*> TileVarOffsetsOnce(FieldRef f) const;
-  Result<const std::vector<uint64_t>*> TileVarSizesOnce(FieldRef f) const;
-  Result<const std::vector<uint64_t>*> TileValidityOffsetsOnce(FieldRef f) const;
+  TilePositions TileListOnce(TileList which, FieldRef f) const;
+  // How many values TileList has.
+  static constexpr size_t kTileLists = 4;
   Result<const std::vector<std::vector<Range>>*> MbrsOnce() const;
   Result<const std::vector<std::string>*> ProcessedConditionsOnce() const;
   std::string FieldFileBase(FieldRef f) const;
