@@ -17,32 +17,6 @@ namespace {
 
 constexpr uint8_t kMaxFilterTypeByte = 19;
 
-// TileDB's Compressor enum, as stored in the options of compression filters.
-std::optional<FilterType> CompressorToFilter(uint8_t c) {
-  switch (c) {
-    case 0:
-      return FilterType::kNone;
-    case 1:
-      return FilterType::kGzip;
-    case 2:
-      return FilterType::kZstd;
-    case 3:
-      return FilterType::kLz4;
-    case 4:
-      return FilterType::kRle;
-    case 5:
-      return FilterType::kBzip2;
-    case 6:
-      return FilterType::kDoubleDelta;
-    case 7:
-      return FilterType::kDictionary;
-    case 8:
-      return FilterType::kDelta;
-    default:
-      return std::nullopt;
-  }
-}
-
 // Version predicates for filter options (filter_pipeline.md, "Delta
 // Compressor Options").
 bool HasDoubleDeltaReinterpretType(uint32_t version) { return version >= 20; }
@@ -52,26 +26,13 @@ Status ParseOptions(Filter& f, Bytes options, uint64_t options_offset, uint32_t 
   ByteReader r(options, options_offset);
   const std::string name(FilterName(f.type));
   auto field = [&](std::string_view what) { return name + " options: " + std::string(what); };
-  switch (f.type) {
-    case FilterType::kNone:
-    case FilterType::kBitshuffle:
-    case FilterType::kByteshuffle:
-    case FilterType::kChecksumMd5:
-    case FilterType::kChecksumSha256:
-    case FilterType::kXor:
-    case FilterType::kEncryptionAes256Gcm:
+  switch (FilterOptionsOf(f.type)) {
+    case FilterOptions::kNone:
       break;
-    case FilterType::kGzip:
-    case FilterType::kZstd:
-    case FilterType::kLz4:
-    case FilterType::kRle:
-    case FilterType::kBzip2:
-    case FilterType::kDictionary:
-    case FilterType::kDoubleDelta:
-    case FilterType::kDelta: {
+    case FilterOptions::kCompressor:
+    case FilterOptions::kDelta: {
       ASSIGN_OR_RETURN(uint8_t compressor, r.Read<uint8_t>(field("compressor")));
-      auto as_filter = CompressorToFilter(compressor);
-      if (!as_filter || *as_filter != f.type) {
+      if (compressor != CompressorByte(f.type)) {
         return Error::Corrupt(fmt::format("offset {}: {}: compressor byte {} does not match",
                                           options_offset, field("compressor"), compressor));
       }
@@ -93,12 +54,11 @@ Status ParseOptions(Filter& f, Bytes options, uint64_t options_offset, uint32_t 
       }
       break;
     }
-    case FilterType::kBitWidthReduction:
-    case FilterType::kPositiveDelta: {
+    case FilterOptions::kWindow: {
       ASSIGN_OR_RETURN(f.max_window_size, r.Read<uint32_t>(field("max window size")));
       break;
     }
-    case FilterType::kScaleFloat: {
+    case FilterOptions::kScaleFloat: {
       ASSIGN_OR_RETURN(f.scale_factor, r.Read<double>(field("scale")));
       ASSIGN_OR_RETURN(f.scale_offset, r.Read<double>(field("offset")));
       ASSIGN_OR_RETURN(f.scale_byte_width, r.Read<uint64_t>(field("byte width")));
@@ -109,11 +69,9 @@ Status ParseOptions(Filter& f, Bytes options, uint64_t options_offset, uint32_t 
       }
       break;
     }
-    case FilterType::kWebp:
+    case FilterOptions::kRaw:
       // Kept only to report the filter as unsupported when a tile needs it.
       return Ok();
-    case FilterType::kDeprecated:
-      break;
   }
   if (!r.empty()) {
     return Error::Corrupt(fmt::format("offset {}: {}: options length {} but {} bytes used",
@@ -422,6 +380,61 @@ std::string_view FilterName(FilterType t) {
       return "DELTA";
   }
   return "UNKNOWN";
+}
+
+FilterOptions FilterOptionsOf(FilterType t) {
+  switch (t) {
+    case FilterType::kNone:
+    case FilterType::kBitshuffle:
+    case FilterType::kByteshuffle:
+    case FilterType::kChecksumMd5:
+    case FilterType::kChecksumSha256:
+    case FilterType::kXor:
+    case FilterType::kEncryptionAes256Gcm:
+    case FilterType::kDeprecated:
+      return FilterOptions::kNone;
+    case FilterType::kGzip:
+    case FilterType::kZstd:
+    case FilterType::kLz4:
+    case FilterType::kRle:
+    case FilterType::kBzip2:
+    case FilterType::kDictionary:
+      return FilterOptions::kCompressor;
+    case FilterType::kDoubleDelta:
+    case FilterType::kDelta:
+      return FilterOptions::kDelta;
+    case FilterType::kBitWidthReduction:
+    case FilterType::kPositiveDelta:
+      return FilterOptions::kWindow;
+    case FilterType::kScaleFloat:
+      return FilterOptions::kScaleFloat;
+    case FilterType::kWebp:
+      return FilterOptions::kRaw;
+  }
+  return FilterOptions::kNone;
+}
+
+uint8_t CompressorByte(FilterType t) {
+  switch (t) {
+    case FilterType::kGzip:
+      return 1;
+    case FilterType::kZstd:
+      return 2;
+    case FilterType::kLz4:
+      return 3;
+    case FilterType::kRle:
+      return 4;
+    case FilterType::kBzip2:
+      return 5;
+    case FilterType::kDoubleDelta:
+      return 6;
+    case FilterType::kDictionary:
+      return 7;
+    case FilterType::kDelta:
+      return 8;
+    default:
+      return 0;
+  }
 }
 
 bool FilterPipeline::Has(FilterType t) const {

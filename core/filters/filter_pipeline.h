@@ -60,6 +60,22 @@ enum class FilterType : uint8_t {
 
 std::string_view FilterName(FilterType t);  // "ZSTD", "BIT_WIDTH_REDUCTION", ...
 
+// How a filter type's options are laid out (the table above): the one
+// switch from filter type to options, followed by the parser, the writer
+// (core/write/filter_writer.h) and schema.json.
+enum class FilterOptions {
+  kNone,        // no options
+  kCompressor,  // uint8 compressor, int32 level
+  kDelta,       // as kCompressor, then uint8 reinterpret datatype (by version)
+  kWindow,      // uint32 max window size
+  kScaleFloat,  // float64 scale, float64 offset, uint64 byte width
+  kRaw,         // WEBP: kept only as stored (Filter::raw_options)
+};
+FilterOptions FilterOptionsOf(FilterType t);
+// TileDB's Compressor enum byte that a filter with kCompressor or kDelta
+// options stores (1 GZIP ... 8 DELTA, see above); 0 for the other filters.
+uint8_t CompressorByte(FilterType t);
+
 struct Filter {
   FilterType type = FilterType::kNone;
   // Options, meaningful per type (defaults as TileDB's):

@@ -116,34 +116,27 @@ std::string JsonFilterName(FilterType t) {
 Json FilterJson(const Filter& f) {
   Json j;
   j["name"] = JsonFilterName(f.type);
-  switch (f.type) {
-    case FilterType::kGzip:
-    case FilterType::kZstd:
-    case FilterType::kLz4:
-    case FilterType::kRle:
-    case FilterType::kBzip2:
-    case FilterType::kDictionary:
+  switch (FilterOptionsOf(f.type)) {
+    case FilterOptions::kCompressor:
       j["level"] = f.compression_level;
       break;
-    case FilterType::kDoubleDelta:
-    case FilterType::kDelta:
+    case FilterOptions::kDelta:
       j["level"] = f.compression_level;
       j["reinterpret_datatype"] =
           std::string(DatatypeName(f.reinterpret_datatype.value_or(Datatype::kAny)));
       break;
-    case FilterType::kBitWidthReduction:
-    case FilterType::kPositiveDelta:
+    case FilterOptions::kWindow:
       j["max_window"] = f.max_window_size;
       break;
-    case FilterType::kScaleFloat:
+    case FilterOptions::kScaleFloat:
       j["byte_width"] = f.scale_byte_width;
       j["factor"] = FloatJson(f.scale_factor);
       j["offset"] = FloatJson(f.scale_offset);
       break;
-    case FilterType::kWebp:
+    case FilterOptions::kRaw:
       j["options_hex"] = Hex(f.raw_options);
       break;
-    default:
+    case FilterOptions::kNone:
       break;
   }
   return j;

@@ -16,30 +16,6 @@ namespace {
 
 constexpr uint64_t kBitshuffleBlock = 8192;  // as core/filters/shuffle.cc
 
-// TileDB's Compressor enum byte for a compression filter.
-uint8_t CompressorByte(FilterType t) {
-  switch (t) {
-    case FilterType::kGzip:
-      return 1;
-    case FilterType::kZstd:
-      return 2;
-    case FilterType::kLz4:
-      return 3;
-    case FilterType::kRle:
-      return 4;
-    case FilterType::kBzip2:
-      return 5;
-    case FilterType::kDoubleDelta:
-      return 6;
-    case FilterType::kDictionary:
-      return 7;
-    case FilterType::kDelta:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
 // Streams a filter produces: metadata parts and data parts (TileDB's
 // FilterBuffer lists). The chunk stores each list concatenated.
 struct Parts {
@@ -437,35 +413,28 @@ void SerializeFilterPipeline(const FilterPipeline& p, ByteWriter& w) {
   w.Put<uint32_t>(static_cast<uint32_t>(p.filters.size()));
   for (const Filter& f : p.filters) {
     ByteWriter o;
-    switch (f.type) {
-      case FilterType::kGzip:
-      case FilterType::kZstd:
-      case FilterType::kLz4:
-      case FilterType::kRle:
-      case FilterType::kBzip2:
-      case FilterType::kDictionary:
+    const FilterOptions layout = FilterOptionsOf(f.type);
+    switch (layout) {
+      case FilterOptions::kNone:
+        break;
+      case FilterOptions::kCompressor:
+      case FilterOptions::kDelta:
         o.Put<uint8_t>(CompressorByte(f.type));
         o.Put<int32_t>(f.compression_level);
+        if (layout == FilterOptions::kDelta) {
+          o.Put<uint8_t>(static_cast<uint8_t>(f.reinterpret_datatype.value_or(Datatype::kAny)));
+        }
         break;
-      case FilterType::kDoubleDelta:
-      case FilterType::kDelta:
-        o.Put<uint8_t>(CompressorByte(f.type));
-        o.Put<int32_t>(f.compression_level);
-        o.Put<uint8_t>(static_cast<uint8_t>(f.reinterpret_datatype.value_or(Datatype::kAny)));
-        break;
-      case FilterType::kBitWidthReduction:
-      case FilterType::kPositiveDelta:
+      case FilterOptions::kWindow:
         o.Put<uint32_t>(f.max_window_size);
         break;
-      case FilterType::kScaleFloat:
+      case FilterOptions::kScaleFloat:
         o.Put<double>(f.scale_factor);
         o.Put<double>(f.scale_offset);
         o.Put<uint64_t>(f.scale_byte_width);
         break;
-      case FilterType::kWebp:
+      case FilterOptions::kRaw:
         o.PutBytes(f.raw_options);
-        break;
-      default:
         break;
     }
     w.Put<uint8_t>(static_cast<uint8_t>(f.type));
