@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <type_traits>
 
+#include "core/format/number.h"
 #include "core/metadata/query_condition.h"
 #include "core/tile/generic_tile.h"
 #include "core/util/text.h"
@@ -19,13 +21,6 @@ namespace tiledbfs::fusefs {
 using Json = nlohmann::ordered_json;
 
 namespace {
-
-template <class T>
-T Load(core::Bytes b) {
-  T v{};
-  std::memcpy(&v, b.data(), std::min(sizeof(T), b.size()));
-  return v;
-}
 
 Json FloatJson(double v) {
   if (std::isnan(v)) return "nan";
@@ -42,36 +37,17 @@ std::string Text(core::Datatype t, core::Bytes b) {
 }  // namespace
 
 Json ValueJson(core::Datatype type, core::Bytes v) {
-  using core::Datatype;
-  switch (type) {
-    case Datatype::kInt8:
-      return Load<int8_t>(v);
-    case Datatype::kUInt8:
-      return Load<uint8_t>(v);
-    case Datatype::kInt16:
-      return Load<int16_t>(v);
-    case Datatype::kUInt16:
-      return Load<uint16_t>(v);
-    case Datatype::kInt32:
-      return Load<int32_t>(v);
-    case Datatype::kUInt32:
-      return Load<uint32_t>(v);
-    case Datatype::kInt64:
-      return Load<int64_t>(v);
-    case Datatype::kUInt64:
-      return Load<uint64_t>(v);
-    case Datatype::kFloat32:
-      return FloatJson(Load<float>(v));
-    case Datatype::kFloat64:
-      return FloatJson(Load<double>(v));
-    case Datatype::kBool:
-      return Load<uint8_t>(v) != 0;
-    default:
-      break;
-  }
-  if (core::IsString(type)) return Text(type, v);
-  if (core::IsTime(type)) return Load<int64_t>(v);
-  return Text(type, v);
+  if (type == core::Datatype::kBool) return core::LoadNumber<uint8_t>(v) != 0;
+  // Datetimes are text (ISO 8601), as strings and the rest.
+  if (!core::IsNumber(type) || core::IsDatetime(type)) return Text(type, v);
+  return core::VisitNumber(type, [&](auto t) -> Json {
+    using T = decltype(t);
+    if constexpr (std::is_floating_point_v<T>) {
+      return FloatJson(core::LoadNumber<T>(v));
+    } else {
+      return core::LoadNumber<T>(v);
+    }
+  });
 }
 
 std::string MetadataValueText(const core::MetadataValue& v) {
