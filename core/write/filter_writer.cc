@@ -504,6 +504,10 @@ Result<ByteVec> EncodeGenericTile(Bytes payload, uint32_t version) {
   gzip.type = FilterType::kGzip;
   gzip.compression_level = 1;
   p.filters.push_back(gzip);
+  return EncodeGenericTile(payload, version, p);
+}
+
+Result<ByteVec> EncodeGenericTile(Bytes payload, uint32_t version, const FilterPipeline& p) {
   ASSIGN_OR_RETURN(ByteVec data, FilterFixedTile(p, payload, Datatype::kChar, 1));
   ByteWriter pipeline;
   SerializeFilterPipeline(p, pipeline);

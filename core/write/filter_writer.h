@@ -50,5 +50,7 @@ Result<ByteVec> FilterVarDataTile(const FilterPipeline& p, Bytes tile, Datatype 
 // as TileDB writes it: GZIP level 1 pipeline, datatype CHAR, cell size 1,
 // no encryption.
 Result<ByteVec> EncodeGenericTile(Bytes payload, uint32_t version);
+// The same with `pipeline` in place of GZIP (tests use an empty one).
+Result<ByteVec> EncodeGenericTile(Bytes payload, uint32_t version, const FilterPipeline& pipeline);
 
 }  // namespace tiledbfs::core

@@ -1,7 +1,7 @@
 // Helpers for the fragment metadata tests: corpus access, hand-built
 // schemas, and a writer that lays out fragment metadata files of any format
 // version 1..23 field by field (as TileDB's FragmentMetadata::store_* and
-// write_footer do), with unfiltered generic tiles.
+// write_footer do), with unfiltered generic tiles (tests/core/test_util.h).
 #pragma once
 
 #include <fmt/format.h>
@@ -20,12 +20,13 @@
 #include "core/schema/array_schema.h"
 #include "core/storage/storage.h"
 #include "core/util/byte_writer.h"
+#include "tests/core/test_util.h"
 
 namespace tiledbfs::core::fragment_testing {
 
-inline std::string CorpusDir() { return std::string(TILEDBFS_TEST_DATA) + "/corpus"; }
-
 using core::ByteWriter;
+using core::testing::CorpusDir;
+using core::testing::MakeGenericTile;
 
 // Each value, as TileDB writes a fixed-length list.
 inline ByteWriter& PutU64s(ByteWriter& w, const std::vector<uint64_t>& v) {
@@ -51,19 +52,6 @@ Range R(T lo, T hi) {
 
 inline Range RS(const std::string& lo, const std::string& hi) {
   return Range{ByteVec(lo.begin(), lo.end()), ByteVec(hi.begin(), hi.end())};
-}
-
-// An unfiltered generic tile (one chunk, empty pipeline) holding `payload`.
-inline ByteVec GenericTileBytes(const ByteVec& payload, uint32_t version) {
-  ByteWriter data;
-  data.Put<uint64_t>(1).Put<uint32_t>(payload.size()).Put<uint32_t>(payload.size());
-  data.Put<uint32_t>(0).PutBytes(payload);
-  ByteWriter w;
-  w.Put<uint32_t>(version).Put<uint64_t>(data.size()).Put<uint64_t>(payload.size());
-  w.Put<uint8_t>(static_cast<uint8_t>(Datatype::kChar)).Put<uint64_t>(1).Put<uint8_t>(0);
-  w.Put<uint32_t>(8).Put<uint32_t>(65536).Put<uint32_t>(0);
-  w.PutBytes(data.bytes());
-  return w.Take();
 }
 
 inline Dimension Dim(const std::string& name, Datatype t, Range domain,
@@ -218,7 +206,7 @@ struct SyntheticFragment {
     expected = FragmentFooter();
     auto add_tile = [&](const ByteVec& payload) {
       uint64_t at = file.size();
-      ByteVec t = GenericTileBytes(payload, v);
+      ByteVec t = MakeGenericTile(payload, v);
       file.insert(file.end(), t.begin(), t.end());
       return at;
     };

@@ -287,7 +287,7 @@ TEST(SyntheticFragment, LegacyVersions1And2) {
 
       auto storage = std::make_shared<MemoryStorage>();
       const std::string dir = FragmentName(v);
-      storage->Put(dir + "/__fragment_metadata.tdb", GenericTileBytes(payload, v));
+      storage->Put(dir + "/__fragment_metadata.tdb", MakeGenericTile(payload, v));
       if (!dense) storage->Put(dir + "/__coords.tdb", ByteVec(40, 0));
       SchemaMap schemas{{kLegacySchemaName, std::make_shared<const ArraySchema>(s)}};
       auto m = FragmentMetadata::Load(storage, dir, ParsedName(dir), schemas, nullptr);

@@ -1,5 +1,5 @@
-// Helpers for the tiledbfs_metadata tests: building generic tiles and
-// payloads by hand, reading corpus files.
+// Helpers for the tiledbfs_metadata tests: building payloads by hand,
+// reading corpus files (generic tiles: tests/core/test_util.h).
 #pragma once
 
 #include <cstdint>
@@ -13,10 +13,10 @@
 #include "core/filters/filter_pipeline.h"
 #include "core/util/byte_writer.h"
 #include "core/util/bytes.h"
+#include "tests/core/test_util.h"
 
 namespace tiledbfs::core::testing {
 
-inline std::string CorpusDir() { return std::string(TILEDBFS_TEST_DATA) + "/corpus"; }
 inline std::string CorpusArray(const std::string& name) { return CorpusDir() + "/arrays/" + name; }
 inline std::string CorpusExpected(const std::string& name) {
   return CorpusDir() + "/expected/" + name;
@@ -52,28 +52,5 @@ inline EncryptionKey KeyFromHexFile(const std::string& path) {
 
 // Appends little-endian values to a byte vector.
 using core::ByteWriter;
-
-// An unencrypted generic tile (format version 22) with an empty filter
-// pipeline holding `payload` in one chunk.
-inline ByteVec MakeGenericTile(Bytes payload) {
-  ByteWriter tile;
-  tile.Put<uint64_t>(1)  // one chunk
-      .Put<uint32_t>(static_cast<uint32_t>(payload.size()))
-      .Put<uint32_t>(static_cast<uint32_t>(payload.size()))
-      .Put<uint32_t>(0)
-      .PutBytes(payload);
-  ByteWriter out;
-  out.Put<uint32_t>(22)
-      .Put<uint64_t>(tile.bytes().size())
-      .Put<uint64_t>(payload.size())
-      .Put<uint8_t>(4)   // CHAR
-      .Put<uint64_t>(1)  // cell size
-      .Put<uint8_t>(0)   // no encryption
-      .Put<uint32_t>(8)  // pipeline size
-      .Put<uint32_t>(65536)
-      .Put<uint32_t>(0)  // no filters
-      .PutBytes(tile.bytes());
-  return out.Take();
-}
 
 }  // namespace tiledbfs::core::testing
