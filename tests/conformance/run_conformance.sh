@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the conformance comparison (a copy of ../shared/tools/conformance) on
+# Runs the conformance comparison (../shared/tools/conformance, mounting
+# through tests/mount/mountlib.py) on
 # the fixture corpus, through the viewer or a real mount.
 #   run_conformance.sh viewer|mount BIN_DIR CORPUS
 set -euo pipefail
