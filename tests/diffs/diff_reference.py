@@ -159,12 +159,57 @@ def instants_of(src, vp):
     return sorted(set(ms) | extra)
 
 
+def check_array(src, what, vp, a, tally, golden, recorded):
+    """Every sampled pair of instants of one array, and diff names that
+    name no pair; the number of pairs byte-compared with `golden`."""
+    matched = 0
+    try:
+        ts = instants_of(src, vp)
+        sides = {t: Side(src, vp, t) for t in ts}
+        log_text = src.read(vp + "log.txt").decode("utf-8", "surrogateescape")
+        log_lines = [line for line in log_text.split("\n") if line]
+    except Exception as e:  # noqa: BLE001
+        tally.record(what, [f"cannot read its views: {e}"])
+        return 0
+    latest = sides[ts[-1]].schema
+    dups = latest.get("array_type") != "dense" and bool(latest.get("allows_dups"))
+    pairs = [(x, y) for x in ts for y in ts]
+    rng = random.Random(f"{a.seed}/{what}")
+    if len(pairs) > a.max_pairs:
+        pairs = rng.sample(pairs, a.max_pairs)
+    for t1, t2 in pairs:
+        # Names as history/ takes them: raw ms, or ISO for some.
+        n1 = str(t1) if rng.random() < 0.5 else conf_iso(t1)
+        n2 = str(t2) if rng.random() < 0.5 else conf_iso(t2)
+        try:
+            hashes = {}
+            found = check_pair(src, vp, log_lines, t1, t2, n1, n2, sides, dups, hashes)
+            key = f"{what} diff/{t1}..{t2}"
+            if hashes:
+                recorded[key] = " ".join(hashes[f] for f in DIFF_FILES)
+            if key in golden and hashes:
+                matched += 1
+                want = dict(zip(DIFF_FILES, golden[key].split(" ")))
+                found += [f"{f}: not byte-identical to {a.golden}"
+                          for f in DIFF_FILES if want.get(f) != hashes[f]]
+            tally.record(f"{what} diff/{n1}..{n2}", found)
+        except Exception as e:  # noqa: BLE001
+            tally.record(f"{what} diff/{n1}..{n2}", [f"harness error: {type(e).__name__}: {e}"])
+    for bad in ("1..", "x..y", "5", "1...2"):
+        try:
+            src.read(f"{vp}diff/{bad}/summary.json")
+            tally.record(f"{what} diff/{bad}", ["resolved, but it names no two instants"])
+        except Exception:  # noqa: BLE001 - the failure wanted
+            tally.record(f"{what} diff/{bad}", [])
+    return matched
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--viewer")
-    g.add_argument("--mount")
-    ap.add_argument("--max-pairs", type=int, default=40, help="pairs per array at most (sampled, seeded)")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    conf.add_source_args(ap)
+    ap.add_argument("--max-pairs", type=int, default=40,
+                    help="pairs per array at most (sampled, seeded)")
     ap.add_argument("--seed", type=int, default=1)
     gg = ap.add_mutually_exclusive_group()
     gg.add_argument("--golden", help="JSON of each pair's file hashes to match")
@@ -172,61 +217,13 @@ def main():
     ap.add_argument("corpus")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
-    src = conf.Viewer(a.viewer) if a.viewer else conf.Mount(a.mount)
+    src = conf.source_of(a)
     tally = conf.Tally(False)
     golden = json.loads(Path(a.golden).read_text()) if a.golden else {}
     recorded, matched = {}, 0
-    units, problems = conf.plan(Path(a.corpus), a.names)
-    for what, p in problems:
-        tally.record(what, [p])
-    for unit in units:
-        try:
-            src.open(unit.path, unit.key)
-        except Exception as e:  # noqa: BLE001
-            tally.record(unit.label, [f"cannot open {unit.path}: {e}"])
-            continue
-        try:
-            for item in unit.arrays:
-                what = conf.label(item, unit)
-                vp = item.prefix
-                try:
-                    ts = instants_of(src, vp)
-                    sides = {t: Side(src, vp, t) for t in ts}
-                    log_lines = [l for l in src.read(vp + "log.txt").decode("utf-8", "surrogateescape").split("\n") if l]
-                except Exception as e:  # noqa: BLE001
-                    tally.record(what, [f"cannot read its views: {e}"])
-                    continue
-                dups = sides[ts[-1]].schema.get("array_type") != "dense" and bool(sides[ts[-1]].schema.get("allows_dups"))
-                pairs = [(x, y) for x in ts for y in ts]
-                rng = random.Random(f"{a.seed}/{what}")
-                if len(pairs) > a.max_pairs:
-                    pairs = rng.sample(pairs, a.max_pairs)
-                for t1, t2 in pairs:
-                    # Names as history/ takes them: raw ms, or ISO for some.
-                    n1 = str(t1) if rng.random() < 0.5 else conf_iso(t1)
-                    n2 = str(t2) if rng.random() < 0.5 else conf_iso(t2)
-                    try:
-                        hashes = {}
-                        found = check_pair(src, vp, log_lines, t1, t2, n1, n2, sides, dups, hashes)
-                        key = f"{what} diff/{t1}..{t2}"
-                        if hashes:
-                            recorded[key] = " ".join(hashes[f] for f in DIFF_FILES)
-                        if key in golden and hashes:
-                            matched += 1
-                            want = dict(zip(DIFF_FILES, golden[key].split(" ")))
-                            found += [f"{f}: not byte-identical to {a.golden}"
-                                      for f in DIFF_FILES if want.get(f) != hashes[f]]
-                        tally.record(f"{what} diff/{n1}..{n2}", found)
-                    except Exception as e:  # noqa: BLE001
-                        tally.record(f"{what} diff/{n1}..{n2}", [f"harness error: {type(e).__name__}: {e}"])
-                for bad in ("1..", "x..y", "5", "1...2"):
-                    try:
-                        src.read(f"{vp}diff/{bad}/summary.json")
-                        tally.record(f"{what} diff/{bad}", ["resolved, but it names no two instants"])
-                    except Exception:  # noqa: BLE001 - the failure wanted
-                        tally.record(f"{what} diff/{bad}", [])
-        finally:
-            src.close()
+    for unit, item in conf.each_array(src, a.corpus, a.names, tally):
+        matched += check_array(src, conf.label(item, unit), item.prefix, a, tally, golden,
+                               recorded)
     if a.write_golden:
         Path(a.write_golden).write_text(json.dumps(recorded, indent=0, sort_keys=True) + "\n")
         print(f"recorded {len(recorded)} pairs in {a.write_golden}")
@@ -234,8 +231,7 @@ def main():
         print(f"{matched} of {len(recorded)} pairs byte-compared with {a.golden}")
         if matched == 0:
             tally.record("golden", [f"no pair of {a.golden} was checked"])
-    print(f"{tally.passed} passed, {tally.failed} failed")
-    return 0 if tally.failed == 0 and tally.passed > 0 else 1
+    return tally.finish()
 
 
 def conf_iso(ms):

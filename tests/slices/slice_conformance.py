@@ -385,72 +385,64 @@ def bad_names(vd):
     return out
 
 
+def check_array(src, unit, item, a, tally):
+    """The boxes and bad names of each sampled view of one array."""
+    array_schema = conf.load_json(item.exp / "schema.json")
+    vdirs = list(conf.views_of(item.exp))
+    if a.max_views and len(vdirs) > a.max_views:
+        pick = random.Random(f"{a.seed}/{conf.label(item, unit)}")
+        older = [v for v in vdirs if v.name != "latest"]
+        keep = set(pick.sample(older, a.max_views - 1)) | {v for v in vdirs if v.name == "latest"}
+        vdirs = [v for v in vdirs if v in keep]
+    for vdir in vdirs:
+        what = f"{conf.label(item, unit)} view {vdir.name}"
+        vp = item.prefix + ("" if vdir.name == "latest" else f"history/{vdir.name}/")
+        try:
+            view = conf.load_json(vdir / "view.json")
+            vd = ViewData(vdir, view, array_schema)
+        except (conf.CorpusError, ValueError, StopIteration) as e:
+            tally.record(what, [f"corpus: {e}"])
+            continue
+        if not vd.dims:
+            continue
+        rng = random.Random(f"{a.seed}/{what}")
+        try:
+            root_rows = csv_rows(src.read(vp + "data.csv"))
+        except Exception as e:  # noqa: BLE001
+            tally.record(what, [f"{vp}data.csv: {e}"])
+            continue
+        for kind, box in draw_boxes(vd, rng, a.boxes):
+            try:
+                tally.record(f"{what} {kind} slice/{name_of(vd.dims, box)}",
+                             check_box(src, vp, vd, box, root_rows))
+            except Exception as e:  # noqa: BLE001
+                tally.record(f"{what} {kind}", [f"harness error: {type(e).__name__}: {e}"])
+        for why, bad in bad_names(vd):
+            try:
+                src.read(f"{vp}slice/{bad}/data.csv")
+                tally.record(f"{what} slice/{bad}", [f"resolved, but {why}"])
+            except Exception:  # noqa: BLE001 - the failure wanted
+                tally.record(f"{what} slice/{bad}", [])
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--viewer")
-    g.add_argument("--mount")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    conf.add_source_args(ap)
     ap.add_argument("--seed", type=int, default=int(os.environ.get("TILEDBFS_SLICE_SEED", "1")))
     ap.add_argument("--boxes", type=int, default=4)
     ap.add_argument("--max-views", type=int, default=0,
-                    help="views per array at most, the latest always among them (sampled, seeded; 0: all)")
+                    help="views per array at most, the latest always among them "
+                         "(sampled, seeded; 0: all)")
     ap.add_argument("corpus")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
-    src = conf.Viewer(a.viewer) if a.viewer else conf.Mount(a.mount)
+    src = conf.source_of(a)
     tally = conf.Tally(False)
-    units, problems = conf.plan(Path(a.corpus), a.names)
-    for what, p in problems:
-        tally.record(what, [p])
     print(f"seed {a.seed}", flush=True)
-    for unit in units:
-        try:
-            src.open(unit.path, unit.key)
-        except Exception as e:  # noqa: BLE001
-            tally.record(unit.label, [f"cannot open {unit.path}: {e}"])
-            continue
-        try:
-            for item in unit.arrays:
-                array_schema = conf.load_json(item.exp / "schema.json")
-                vdirs = list(conf.views_of(item.exp))
-                if a.max_views and len(vdirs) > a.max_views:
-                    pick = random.Random(f"{a.seed}/{conf.label(item, unit)}")
-                    older = [v for v in vdirs if v.name != "latest"]
-                    keep = set(pick.sample(older, a.max_views - 1)) | {v for v in vdirs if v.name == "latest"}
-                    vdirs = [v for v in vdirs if v in keep]
-                for vdir in vdirs:
-                    what = f"{conf.label(item, unit)} view {vdir.name}"
-                    vp = item.prefix + ("" if vdir.name == "latest" else f"history/{vdir.name}/")
-                    try:
-                        view = conf.load_json(vdir / "view.json")
-                        vd = ViewData(vdir, view, array_schema)
-                    except (conf.CorpusError, ValueError, StopIteration) as e:
-                        tally.record(what, [f"corpus: {e}"])
-                        continue
-                    if not vd.dims:
-                        continue
-                    rng = random.Random(f"{a.seed}/{what}")
-                    try:
-                        root_rows = csv_rows(src.read(vp + "data.csv"))
-                    except Exception as e:  # noqa: BLE001
-                        tally.record(what, [f"{vp}data.csv: {e}"])
-                        continue
-                    for kind, box in draw_boxes(vd, rng, a.boxes):
-                        try:
-                            tally.record(f"{what} {kind} slice/{name_of(vd.dims, box)}",
-                                         check_box(src, vp, vd, box, root_rows))
-                        except Exception as e:  # noqa: BLE001
-                            tally.record(f"{what} {kind}", [f"harness error: {type(e).__name__}: {e}"])
-                    for why, bad in bad_names(vd):
-                        try:
-                            src.read(f"{vp}slice/{bad}/data.csv")
-                            tally.record(f"{what} slice/{bad}", [f"resolved, but {why}"])
-                        except Exception:  # noqa: BLE001 - the failure wanted
-                            tally.record(f"{what} slice/{bad}", [])
-        finally:
-            src.close()
-    print(f"{tally.passed} passed, {tally.failed} failed")
-    return 0 if tally.failed == 0 and tally.passed > 0 else 1
+    for unit, item in conf.each_array(src, a.corpus, a.names, tally):
+        check_array(src, unit, item, a, tally)
+    return tally.finish()
 
 
 if __name__ == "__main__":
