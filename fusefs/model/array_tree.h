@@ -1,5 +1,7 @@
 // The namespace of one array (docs/namespace.md "An array"): the root view (live
-// or pinned), history/<instant>/ views, fragments/<name>/ on their own.
+// or pinned), history/<instant>/ views, fragments/<name>/ on their own, as
+// namespace_table.h lays them out. array_tree.cc walks the namespace;
+// array_tree_cells.cc serves the files streamed from a view's cells.
 #pragma once
 
 #include <atomic>
@@ -14,6 +16,7 @@
 #include "core/array/array.h"
 #include "core/array/array_view.h"
 #include "fusefs/model/diff.h"
+#include "fusefs/model/namespace_table.h"
 #include "fusefs/model/parquet_file.h"
 #include "fusefs/model/render_cache.h"
 #include "fusefs/model/streamed_file.h"
@@ -61,7 +64,7 @@ class ArrayTree final : public Tree {
   // The tile cache warms the heap for the first reads (TileCache::WarmForFirstReads).
   void Serving() override { caches_->tiles->WarmForFirstReads(); }
 
-  struct Scope;  // a view and where in the namespace it is shown
+  using Scope = fusefs::Scope;  // a view and where in the namespace it is shown
 
   // How many layout passes (streamed_file.h) this tree has run: what
   // listings and lookups must not cost (tests).
@@ -80,32 +83,35 @@ class ArrayTree final : public Tree {
   // With `recheck` (opening a file, listing a directory, Refresh) the array
   // is reopened first if the folder changed, unless pinned.
   Result<Current> CurrentArray(bool recheck);
-  // Resolves a path to (scope, rest of the path inside that scope).
+  // Resolves a path to (scope, rest of the path inside that scope): each
+  // folder of views the table names (HoldsViews) leads into one of them.
   Result<std::pair<std::shared_ptr<Scope>, std::vector<std::string>>> Resolve(
       const std::string& path, bool recheck);
+  // A view of `kind` at instant `at`, its view not built yet (LoadView).
+  std::shared_ptr<Scope> ViewScope(const Current& current, ViewKind kind, uint64_t at);
+  core::Status LoadView(Scope& scope);
+  // The view `name` in the folder `dir` of `parent`. kNotFound with the
+  // reason for a name that does not parse or names nothing.
+  Result<std::shared_ptr<Scope>> Enter(DirKind dir, Scope& parent, const std::string& name,
+                                       const Current& current);
   // slice/<name>/ under `parent` (the root or a history view): the view
   // restricted to the subarray the name gives, kept for later lookups.
-  // kNotFound with the reason for a name that does not parse.
   Result<std::shared_ptr<Scope>> SliceScope(const Scope& parent, const std::string& name);
+  // fragments/<name>/ under `parent`: that fragment on its own.
+  Result<std::shared_ptr<Scope>> FragmentScope(const Scope& parent, const std::string& name,
+                                               const Current& current);
   // The files of a diff/<T1>..<T2>/ scope, computed once and kept.
   Result<std::shared_ptr<const DiffFiles>> Diff(const Scope& scope);
-  // A diff's CSV file named by rest; nullopt for any other file.
-  Result<std::optional<DiffCsvFile>> DiffCsvFileOf(const Scope& scope,
-                                                   const std::vector<std::string>& rest);
   // Enumerations of a schema, loaded once per schema.
   std::shared_ptr<const std::vector<core::Enumeration>> Enumerations(
       const core::Array& array, const core::ArraySchema& schema);
-  // A small document (schema, metadata, log, fragment facts, tiles.csv)
-  // rendered whole and cached.
-  Result<std::shared_ptr<const std::string>> Render(const Scope& scope,
-                                                    const std::vector<std::string>& rest);
   // A file whose bytes grow with the view's cells: streamed (streamed_file.h),
   // never materialised whole.
   struct CellFile {
-    enum class Kind { kFixed, kNpy, kValidity, kVarData, kVarOffsets, kTxt, kDataCsv, kParquet };
+    using Kind = CellKind;
     Kind kind = Kind::kDataCsv;
-    std::string section;  // "attributes" or "dimensions"; empty for data.csv
-    std::string field;    // empty for data.csv
+    bool dimension = false;  // a file of dimensions/ (else attributes/)
+    std::string field;       // empty for data.csv
     core::Datatype type = core::Datatype::kInt32;
     uint32_t cell_val_num = 1;
 
@@ -114,10 +120,9 @@ class ArrayTree final : public Tree {
     std::string LayoutKey() const;
   };
 
-  // Which cell file `rest` names: nullopt for other files, kNotFound for a
-  // field file the field does not have.
-  Result<std::optional<CellFile>> CellFileOf(const Scope& scope,
-                                             const std::vector<std::string>& rest);
+  // The field file `name` of attributes/ or dimensions/; kNotFound for a
+  // field or a file the field does not have.
+  Result<CellFile> FieldFile(const Scope& scope, bool dimension, const std::string& name);
   // Its size: from the cell count for fixed-stride files, else from its
   // layout (computed once, then cached).
   Result<uint64_t> CellFileSize(const Scope& scope, const CellFile& f);
@@ -146,8 +151,17 @@ class ArrayTree final : public Tree {
   std::shared_ptr<const StreamLayout> FromIndex(const Scope& scope, PendingLayout* pending,
                                                 const std::string& key);
   void ToIndex(const Scope& scope, const ViewLayouts& layouts);
-  Result<std::vector<std::string>> Names(const Scope& scope, const std::vector<std::string>& rest);
+  // A file of the namespace, found: what serves its bytes (one of three).
+  struct FileRef {
+    std::shared_ptr<const std::string> document;  // rendered whole
+    std::optional<CellFile> cells;
+    std::optional<DiffCsvFile> diff_csv;
+  };
+  // The file `rest` names in `scope`; kNotFound if none. Documents are
+  // rendered (and cached) here.
+  Result<FileRef> FileAt(const Scope& scope, const std::vector<std::string>& rest);
   Result<NodeAttr> Attr(const Scope& scope, const std::vector<std::string>& rest);
+  Result<std::vector<DirEntryAttr>> ListDir(const Scope& scope, const NamespaceEntry& dir);
 
   std::shared_ptr<const core::Storage> storage_;
   TreeOptions options_;

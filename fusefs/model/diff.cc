@@ -129,13 +129,6 @@ std::string SummaryJson(const DiffSide& from, const DiffSide& to, std::string_vi
 
 }  // namespace
 
-std::optional<DiffKind> DiffCsvKind(std::string_view name) {
-  if (name == "added.csv") return DiffKind::kAdded;
-  if (name == "removed.csv") return DiffKind::kRemoved;
-  if (name == "changed.csv") return DiffKind::kChanged;
-  return std::nullopt;
-}
-
 std::optional<std::pair<int64_t, int64_t>> ParseDiffName(std::string_view name) {
   const size_t dots = name.find("..");
   if (dots == std::string_view::npos) return std::nullopt;

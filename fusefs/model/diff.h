@@ -55,10 +55,6 @@ struct DiffFiles {
 Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::string_view log,
                               uint64_t piece_rows);
 
-// The CSV file of a diff named `name` (added.csv, removed.csv, changed.csv);
-// nullopt for another name.
-std::optional<core::DiffKind> DiffCsvKind(std::string_view name);
-
 // "T1..T2", each an instant as history/ names it; nullopt otherwise.
 std::optional<std::pair<int64_t, int64_t>> ParseDiffName(std::string_view name);
 
