@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 
-#include "core/metadata/metadata.h"
 #include "fusefs/model/diff.h"
 #include "fusefs/model/documents.h"
 #include "fusefs/model/instant.h"
@@ -382,8 +381,7 @@ Result<std::vector<DirEntryAttr>> ArrayTree::ListDir(const Scope& scope,
       }
       break;
     case DirKind::kMetadata: {
-      ASSIGN_OR_RETURN(auto md, core::LoadMetadata(scope.array->storage(), "__meta",
-                                                   scope.view->timestamp(), scope.array->key()));
+      ASSIGN_OR_RETURN(auto md, ViewMetadata(scope));
       for (const auto& [k, v] : md) file(EscapeName(k));
       break;
     }

@@ -16,10 +16,6 @@ using Json = nlohmann::ordered_json;
 
 std::string Dump(const Json& j) { return core::DumpJsonText(j, 2) + "\n"; }
 
-Result<std::map<std::string, core::MetadataValue>> Metadata(const Scope& s) {
-  return core::LoadMetadata(s.array->storage(), "__meta", s.view->timestamp(), s.array->key());
-}
-
 Result<std::string> SchemaJsonFile(const Scope& s) {
   return core::SchemaToJson(s.view->schema(), s.enums.get());
 }
@@ -27,7 +23,7 @@ Result<std::string> SchemaTextFile(const Scope& s) {
   return core::SchemaToText(s.view->schema(), s.enums.get());
 }
 Result<std::string> MetadataJsonFile(const Scope& s) {
-  ASSIGN_OR_RETURN(auto md, Metadata(s));
+  ASSIGN_OR_RETURN(auto md, ViewMetadata(s));
   return Dump(MetadataJson(md));
 }
 Result<std::string> LogFile(const Scope& s) { return RenderLog(*s.array, s.view->timestamp()); }
@@ -114,8 +110,12 @@ const NamespaceEntry* FindEntry(ViewKind kind, std::string_view name) {
   return nullptr;
 }
 
+Result<std::map<std::string, core::MetadataValue>> ViewMetadata(const Scope& s) {
+  return core::LoadMetadata(s.array->storage(), "__meta", s.view->timestamp(), s.array->key());
+}
+
 Result<std::string> RenderMetadataValue(const Scope& scope, const std::string& key) {
-  ASSIGN_OR_RETURN(auto md, Metadata(scope));
+  ASSIGN_OR_RETURN(auto md, ViewMetadata(scope));
   auto it = md.find(key);
   if (it == md.end()) return core::Error::NotFound(fmt::format("metadata/{}: no such key", key));
   return MetadataValueText(it->second);

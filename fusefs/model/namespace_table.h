@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -18,6 +19,7 @@
 #include "core/array/array.h"
 #include "core/array/array_view.h"
 #include "core/array/diff.h"
+#include "core/metadata/metadata.h"
 #include "fusefs/model/tree.h"
 
 namespace tiledbfs::fusefs {
@@ -110,6 +112,8 @@ std::span<const NamespaceEntry> NamespaceEntries();
 // The entry `name` at the top of a view of `kind`; null if it has none.
 const NamespaceEntry* FindEntry(ViewKind kind, std::string_view name);
 
+// The array metadata as of the view.
+Result<std::map<std::string, core::MetadataValue>> ViewMetadata(const Scope& scope);
 // metadata/<key> (`key` unescaped): its value as text; kNotFound if the
 // view's metadata has no such key.
 Result<std::string> RenderMetadataValue(const Scope& scope, const std::string& key);
