@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/util/text.h"
+#include "fusefs/render/parquet_format.h"
 #include "fusefs/render/thrift_compact.h"
 #include "fusefs/render/value_text.h"
 
@@ -16,31 +17,9 @@ namespace tiledbfs::fusefs {
 
 using core::Datatype;
 using core::Error;
+using namespace parquet_format;
 
 namespace {
-
-// parquet.thrift's enums, as written.
-enum Physical : int32_t {
-  kBoolean = 0,
-  kInt32 = 1,
-  kInt64 = 2,
-  kFloat = 4,
-  kDouble = 5,
-  kBytes = 6
-};
-enum Converted : int32_t {
-  kUtf8 = 0,
-  kList = 3,
-  kTimeMicros = 8,
-  kTimestampMillis = 9,
-  kTimestampMicros = 10,
-  kUint8 = 11,
-  kInt8 = 15,
-  kNoConverted = -1,
-};
-constexpr int32_t kPlain = 0, kRle = 3, kRleDictionary = 8;
-constexpr int32_t kDataPage = 0, kDictionaryPage = 2;
-constexpr int32_t kRequired = 0, kOptional = 1, kRepeated = 2;
 
 // Rows per row group and per page (at most; both whole pieces), and the
 // bytes a page grows to before the next piece starts a new one.
@@ -50,19 +29,6 @@ constexpr uint64_t kPageBytes = uint64_t{1} << 20;
 // Page sizes and value counts are i32 in the header.
 constexpr uint64_t kMaxPage = (uint64_t{1} << 31) - 1;
 
-// Strings whose values may carry the STRING annotation (others are bytes).
-bool IsText(Datatype t) {
-  return t == Datatype::kChar || t == Datatype::kStringAscii || t == Datatype::kStringUtf8;
-}
-// Types whose whole cell is one BYTE_ARRAY value.
-bool IsBytes(Datatype t) { return core::IsString(t) || core::IsBlobLike(t) || t == Datatype::kAny; }
-
-// DATETIME and TIME units with a Parquet type of their own.
-bool IsTimestamp(Datatype t) {
-  return t == Datatype::kDatetimeMs || t == Datatype::kDatetimeUs || t == Datatype::kDatetimeNs;
-}
-bool IsTimeOfDay(Datatype t) { return t == Datatype::kTimeUs || t == Datatype::kTimeNs; }
-
 // Cell i holds a value: valid, and not NaT where NaT is null.
 bool HasValue(const core::Column& c, uint64_t i, bool nat) {
   if (!c.valid(i)) return false;
@@ -70,27 +36,6 @@ bool HasValue(const core::Column& c, uint64_t i, bool nat) {
   int64_t v;
   std::memcpy(&v, c.cell(i).data(), 8);
   return v != std::numeric_limits<int64_t>::min();
-}
-
-Physical PhysicalOf(Datatype t) {
-  if (t == Datatype::kBool) return kBoolean;
-  if (t == Datatype::kFloat32) return kFloat;
-  if (t == Datatype::kFloat64) return kDouble;
-  if (IsBytes(t)) return kBytes;
-  return core::DatatypeSize(t) <= 4 ? kInt32 : kInt64;
-}
-
-uint32_t WidthOf(Physical p) {
-  switch (p) {
-    case kInt32:
-    case kFloat:
-      return 4;
-    case kInt64:
-    case kDouble:
-      return 8;
-    default:
-      return 0;
-  }
 }
 
 uint64_t Groups(uint64_t n) { return n / 8 + (n % 8 != 0); }
@@ -129,44 +74,6 @@ void AppendLevels(std::string& out, uint64_t n, uint32_t bits, F value) {
   AppendHybrid(out, n, bits, value);
   const uint32_t len = static_cast<uint32_t>(out.size() - at - 4);
   std::memcpy(out.data() + at, &len, 4);
-}
-
-template <class T>
-T Load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-// n values of type t at p as PLAIN values of `width` bytes: integers of 1
-// and 2 bytes widened to 4 (sign- or zero-extended), others as they are.
-void AppendNumbers(std::string& out, Datatype t, uint32_t width, const uint8_t* p, uint64_t n) {
-  const uint64_t size = core::DatatypeSize(t);
-  if (size == width) {
-    out.append(reinterpret_cast<const char*>(p), n * size);
-    return;
-  }
-  const size_t at = out.size();
-  out.resize(at + n * 4);
-  char* o = out.data() + at;
-  for (uint64_t i = 0; i < n; ++i, o += 4) {
-    int32_t v = 0;
-    switch (t) {
-      case Datatype::kInt8:
-        v = static_cast<int8_t>(p[i]);
-        break;
-      case Datatype::kUInt8:
-        v = p[i];
-        break;
-      case Datatype::kInt16:
-        v = Load<int16_t>(p + 2 * i);
-        break;
-      default:  // kUInt16
-        v = Load<uint16_t>(p + 2 * i);
-        break;
-    }
-    std::memcpy(o, &v, 4);
-  }
 }
 
 }  // namespace
@@ -618,227 +525,6 @@ core::Status ParquetPlan::AppendPageBody(size_t p, const core::Column& cells,
                                 page.end - page.body));
   }
   return core::Ok();
-}
-
-namespace {
-
-// The PLAIN bytes of one value of type t at p, as statistics hold it.
-std::string StatBytes(Datatype t, uint32_t width, const uint8_t* p, bool is_max) {
-  std::string v;
-  AppendNumbers(v, t, width, p, 1);
-  // parquet.thrift ColumnOrder: a zero float minimum is written -0.0, a
-  // zero maximum +0.0, whichever zero the values hold.
-  if (t == Datatype::kFloat32 && Load<float>(p) == 0.0f) {
-    const float z = is_max ? 0.0f : -0.0f;
-    std::memcpy(v.data(), &z, 4);
-  } else if (t == Datatype::kFloat64 && Load<double>(p) == 0.0) {
-    const double z = is_max ? 0.0 : -0.0;
-    std::memcpy(v.data(), &z, 8);
-  }
-  return v;
-}
-
-}  // namespace
-
-std::string ParquetPlan::StatValue(const core::Column& cells, bool is_max) const {
-  return StatBytes(cells.type, columns_[0].width, cells.data.data(), is_max);
-}
-
-std::optional<std::vector<ParquetPlan::MinMax>> ParquetPlan::StatsFromEnds(
-    uint64_t piece_rows) const {
-  if (!first_dim_stats_) return std::nullopt;
-  const ParquetField& f = columns_[0].field;
-  const uint64_t piece = std::max<uint64_t>(piece_rows, 1);
-  const uint64_t pieces = rows_ / piece + (rows_ % piece != 0);
-  if (f.counts.ends.size() != 2 * pieces) return std::nullopt;
-  auto value = [&](uint64_t raw, bool is_max) {
-    uint8_t bytes[8];
-    std::memcpy(bytes, &raw, 8);
-    return StatBytes(f.type, columns_[0].width, bytes, is_max);
-  };
-  std::vector<MinMax> out;
-  for (const RowGroup& g : groups_) {
-    const uint64_t j = g.first_row / piece, k = (g.first_row + g.rows - 1) / piece;
-    out.push_back({value(f.counts.ends[2 * j], false), value(f.counts.ends[2 * k + 1], true)});
-  }
-  return out;
-}
-
-core::Result<std::string> ParquetPlan::Footer(const std::vector<MinMax>& first_dim) const {
-  if (first_dim_stats_) {
-    if (first_dim.size() != groups_.size()) {
-      return Error::InvalidArgument(
-          fmt::format("{} statistics for {} row groups", first_dim.size(), groups_.size()));
-    }
-    for (const MinMax& m : first_dim) {
-      if (m.min.size() != columns_[0].width || m.max.size() != columns_[0].width) {
-        return Error::Corrupt("data.parquet: a statistic of another width");
-      }
-    }
-  }
-  std::string out = EncodeFooter(first_dim_stats_ ? &first_dim : nullptr);
-  if (footer_start_ + out.size() != size_) {
-    return Error::Corrupt(fmt::format("data.parquet: a footer of {} bytes, {} planned", out.size(),
-                                      size_ - footer_start_));
-  }
-  return out;
-}
-
-namespace {
-
-// LogicalType (field 10) and converted_type (6) of a value of type t, as
-// SchemaElement fields; `text`: a BYTE_ARRAY annotated STRING.
-void WriteAnnotations(ThriftWriter& w, Datatype t, bool text) {
-  Converted converted = kNoConverted;
-  if (text) converted = kUtf8;
-  const bool integer = core::IsInteger(t);
-  const bool timestamp =
-      t == Datatype::kDatetimeMs || t == Datatype::kDatetimeUs || t == Datatype::kDatetimeNs;
-  const bool time = t == Datatype::kTimeUs || t == Datatype::kTimeNs;
-  const int bits = static_cast<int>(core::DatatypeSize(t) * 8);
-  const bool is_signed = core::IsSigned(t);
-  if (timestamp) {
-    converted = t == Datatype::kDatetimeMs   ? kTimestampMillis
-                : t == Datatype::kDatetimeUs ? kTimestampMicros
-                                             : kNoConverted;
-  } else if (time) {
-    converted = t == Datatype::kTimeUs ? kTimeMicros : kNoConverted;
-  } else if (integer) {
-    const int log = std::countr_zero(static_cast<unsigned>(bits)) - 3;  // 0 for 8 bits ... 3 for 64
-    converted = static_cast<Converted>((is_signed ? kInt8 : kUint8) + log);
-  }
-  if (converted != kNoConverted) w.I32(6, converted);
-  if (!text && !integer && !timestamp && !time) return;
-  w.BeginStruct(10);
-  if (text) {
-    w.BeginStruct(1).EndStruct();
-  } else if (timestamp || time) {
-    const int16_t unit = t == Datatype::kDatetimeMs                               ? 1
-                         : (t == Datatype::kDatetimeUs || t == Datatype::kTimeUs) ? 2
-                                                                                  : 3;
-    // NANOS as local time: DuckDB has no nanosecond type with a time zone,
-    // and would truncate an adjusted one to microseconds.
-    w.BeginStruct(timestamp ? 8 : 7).Bool(1, timestamp && t != Datatype::kDatetimeNs);
-    w.BeginStruct(2).BeginStruct(unit).EndStruct().EndStruct();
-    w.EndStruct();
-  } else {
-    w.BeginStruct(10).I8(1, static_cast<int8_t>(bits)).Bool(2, is_signed).EndStruct();
-  }
-  w.EndStruct();
-}
-
-// DATETIME and TIME units Parquet has no type for: plain INT64, the unit
-// in the column chunk's key-value metadata.
-bool UnitInMetadata(Datatype t) {
-  return (core::IsDatetime(t) && t != Datatype::kDatetimeMs && t != Datatype::kDatetimeUs &&
-          t != Datatype::kDatetimeNs) ||
-         (core::IsTime(t) && t != Datatype::kTimeUs && t != Datatype::kTimeNs);
-}
-
-}  // namespace
-
-std::string ParquetPlan::EncodeFooter(const std::vector<MinMax>* first_dim) const {
-  std::string out;
-  ThriftWriter w(out);
-  w.I32(1, 2);  // version
-  uint64_t elements = 1;
-  for (const Column& c : columns_) elements += c.kind == Kind::kList ? 3 : 1;
-  w.BeginList(2, ThriftType::kStruct, elements);
-  w.BeginListStruct().Binary(4, "schema").I32(5, static_cast<int32_t>(columns_.size())).EndStruct();
-  for (const Column& c : columns_) {
-    const ParquetField& f = c.field;
-    const int32_t repetition = c.optional ? kOptional : kRequired;
-    const Datatype value_type = c.kind == Kind::kDictionary ? f.enumeration->type : f.type;
-    const Physical physical = PhysicalOf(value_type);
-    const bool text = physical == kBytes && f.counts.utf8 && IsText(value_type);
-    if (c.kind == Kind::kList) {
-      w.BeginListStruct().I32(3, repetition).Binary(4, f.name).I32(5, 1).I32(6, kList);
-      w.BeginStruct(10).BeginStruct(3).EndStruct().EndStruct().EndStruct();
-      w.BeginListStruct().I32(3, kRepeated).Binary(4, "list").I32(5, 1).EndStruct();
-      w.BeginListStruct().I32(1, physical).I32(3, kRequired).Binary(4, "element");
-    } else {
-      w.BeginListStruct().I32(1, physical).I32(3, repetition).Binary(4, f.name);
-    }
-    WriteAnnotations(w, value_type, text);
-    w.EndStruct();
-  }
-  w.I64(3, static_cast<int64_t>(rows_));
-  w.BeginList(4, ThriftType::kStruct, groups_.size());
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    const RowGroup& group = groups_[g];
-    const size_t end = g + 1 < groups_.size() ? groups_[g + 1].first_page : pages_.size();
-    const uint64_t group_start = pages_[group.first_page].start;
-    w.BeginListStruct().BeginList(1, ThriftType::kStruct, columns_.size());
-    for (size_t p = group.first_page; p < end;) {
-      const uint32_t c = pages_[p].column;
-      const Column& col = columns_[c];
-      size_t q = p;
-      uint64_t values = 0, nulls = 0;
-      std::optional<uint64_t> dictionary, data;
-      for (; q < end && pages_[q].column == c; ++q) {
-        const Page& page = pages_[q];
-        if (page.dictionary) {
-          dictionary = page.start;
-          continue;
-        }
-        if (!data) data = page.start;
-        values += page.values;
-        nulls += page.nulls;
-      }
-      const uint64_t chunk_start = pages_[p].start, chunk_size = pages_[q - 1].end - chunk_start;
-      w.BeginListStruct().I64(2, static_cast<int64_t>(chunk_start)).BeginStruct(3);
-      w.I32(1, PhysicalOf(col.kind == Kind::kDictionary ? col.field.enumeration->type
-                                                        : col.field.type));
-      if (col.kind == Kind::kDictionary) {
-        w.BeginList(2, ThriftType::kI32, 3).ListI32(kPlain).ListI32(kRle).ListI32(kRleDictionary);
-      } else if (col.max_def > 0) {
-        w.BeginList(2, ThriftType::kI32, 2).ListI32(kPlain).ListI32(kRle);
-      } else {
-        w.BeginList(2, ThriftType::kI32, 1).ListI32(kPlain);
-      }
-      if (col.kind == Kind::kList) {
-        w.BeginList(3, ThriftType::kBinary, 3)
-            .ListBinary(col.field.name)
-            .ListBinary("list")
-            .ListBinary("element");
-      } else {
-        w.BeginList(3, ThriftType::kBinary, 1).ListBinary(col.field.name);
-      }
-      w.I32(4, 0).I64(5, static_cast<int64_t>(values));
-      w.I64(6, static_cast<int64_t>(chunk_size)).I64(7, static_cast<int64_t>(chunk_size));
-      if (UnitInMetadata(col.field.type)) {
-        w.BeginList(8, ThriftType::kStruct, 1).BeginListStruct().Binary(1, "tiledb.datatype");
-        w.Binary(2, core::DatatypeName(col.field.type)).EndStruct();
-      }
-      w.I64(9, static_cast<int64_t>(data.value_or(chunk_start)));
-      if (dictionary) w.I64(11, static_cast<int64_t>(*dictionary));
-      w.BeginStruct(12).I64(3, static_cast<int64_t>(nulls));
-      if (c == 0 && first_dim_stats_) {
-        const std::string zeros(col.width, '\0');
-        const MinMax* m = first_dim != nullptr ? &(*first_dim)[g] : nullptr;
-        w.Binary(5, m ? m->max : zeros).Binary(6, m ? m->min : zeros).Bool(7, true).Bool(8, true);
-      }
-      w.EndStruct().EndStruct().EndStruct();
-      p = q;
-    }
-    const uint64_t group_end = pages_[end - 1].end;
-    w.I64(2, static_cast<int64_t>(group_end - group_start))
-        .I64(3, static_cast<int64_t>(group.rows));
-    w.I64(5, static_cast<int64_t>(group_start));
-    w.I64(6, static_cast<int64_t>(group_end - group_start)).EndStruct();
-  }
-  w.BeginList(5, ThriftType::kStruct, metadata_.size());
-  for (const auto& [k, v] : metadata_) w.BeginListStruct().Binary(1, k).Binary(2, v).EndStruct();
-  w.Binary(6, "tiledbfs");
-  w.BeginList(7, ThriftType::kStruct, columns_.size());
-  for (size_t c = 0; c < columns_.size(); ++c) {
-    w.BeginListStruct().BeginStruct(1).EndStruct().EndStruct();  // TYPE_ORDER
-  }
-  w.End();
-  const uint32_t len = static_cast<uint32_t>(out.size());
-  out.append(reinterpret_cast<const char*>(&len), 4);
-  out += "PAR1";
-  return out;
 }
 
 }  // namespace tiledbfs::fusefs
