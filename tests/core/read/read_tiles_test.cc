@@ -15,6 +15,7 @@
 #include "core/array/array_view.h"
 #include "core/read/tile_source.h"
 #include "core/storage/uring_reader.h"
+#include "tests/core/read/corpus_key.h"
 #include "tests/core/read/wrapped_storage.h"
 
 namespace tiledbfs::core {
@@ -23,16 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kArrays = fs::path(TILEDBFS_TEST_DATA) / "corpus" / "arrays";
-
-std::optional<EncryptionKey> KeyFor(const fs::path& array_dir) {
-  fs::path key = array_dir.string() + ".key";
-  if (!fs::exists(key)) return std::nullopt;
-  std::ifstream in(key, std::ios::binary);
-  std::string hex((std::istreambuf_iterator<char>(in)), {});
-  EncryptionKey k;
-  for (size_t i = 0; i < 32; ++i) k.bytes[i] = std::stoi(hex.substr(2 * i, 2), nullptr, 16);
-  return k;
-}
 
 // Every tile of every stored field of every fragment of the latest view.
 std::vector<TileRequest> AllTiles(const ArrayView& view) {
@@ -90,12 +81,12 @@ TEST(ReadTilesTest, EveryCorpusTileAsReadTileGivesIt) {
     if (!e.is_directory() || e.path().filename() == "group") continue;
     auto storage = LocalStorage::Open(e.path().string());
     ASSERT_TRUE(storage.ok()) << storage.error().ToString();
-    auto array = Array::Open(*storage, KeyFor(e.path()));
+    auto array = Array::Open(*storage, CorpusKeyFor(e.path()));
     ASSERT_TRUE(array.ok()) << e.path() << ": " << array.error().ToString();
     auto view = (*array)->ViewAt(UINT64_MAX);
     ASSERT_TRUE(view.ok()) << e.path() << ": " << view.error().ToString();
     std::vector<TileRequest> all = AllTiles(**view);
-    ExpectSame(all, KeyFor(e.path()).has_value(), e.path().filename());
+    ExpectSame(all, CorpusKeyFor(e.path()).has_value(), e.path().filename());
     batched += (*storage)->batched_reads();
     ++arrays;
     tiles += all.size();
@@ -142,12 +133,12 @@ TEST(ReadTilesTest, EveryCorpusTileReadRemotelyAsReadTileGivesIt) {
     auto local = LocalStorage::Open(e.path().string());
     ASSERT_TRUE(local.ok()) << local.error().ToString();
     auto storage = std::make_shared<RemoteStorage>(*local, 4);
-    auto array = Array::Open(storage, KeyFor(e.path()));
+    auto array = Array::Open(storage, CorpusKeyFor(e.path()));
     ASSERT_TRUE(array.ok()) << e.path() << ": " << array.error().ToString();
     auto view = (*array)->ViewAt(UINT64_MAX);
     ASSERT_TRUE(view.ok()) << e.path() << ": " << view.error().ToString();
     const size_t before = storage->calls();
-    ExpectSame(AllTiles(**view), KeyFor(e.path()).has_value(), e.path().filename());
+    ExpectSame(AllTiles(**view), CorpusKeyFor(e.path()).has_value(), e.path().filename());
     if (storage->calls() > before) ++remote;
     ++arrays;
   }

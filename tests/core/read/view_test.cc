@@ -14,6 +14,7 @@
 
 #include "core/array/array.h"
 #include "core/array/array_view.h"
+#include "tests/core/read/corpus_key.h"
 #include "tests/core/read/wrapped_storage.h"
 
 namespace tiledbfs::core {
@@ -29,15 +30,6 @@ std::string ReadText(const fs::path& p) {
 }
 
 // The key of an encrypted array: <array>.key beside it (64 hex digits).
-std::optional<EncryptionKey> KeyFor(const fs::path& array_dir) {
-  fs::path key = array_dir.parent_path() / (array_dir.filename().string() + ".key");
-  if (!fs::exists(key)) return std::nullopt;
-  std::string hex = ReadText(key).substr(0, 64);
-  EncryptionKey k;
-  for (size_t i = 0; i < 32; ++i) k.bytes[i] = std::stoi(hex.substr(2 * i, 2), nullptr, 16);
-  return k;
-}
-
 std::string OffsetsBytes(const std::vector<uint64_t>& o) {
   return std::string(reinterpret_cast<const char*>(o.data()), o.size() * 8);
 }
@@ -52,7 +44,7 @@ std::string Joined(const Pieces& p) {
 void CheckArray(const fs::path& array_dir, const fs::path& exp, const std::string& name) {
   auto storage = LocalStorage::Open(array_dir.string());
   ASSERT_TRUE(storage.ok()) << storage.error().message();
-  auto array = Array::Open(*storage, KeyFor(array_dir));
+  auto array = Array::Open(*storage, CorpusKeyFor(array_dir));
   ASSERT_TRUE(array.ok()) << name << ": " << array.error().ToString();
   for (const auto& vdir : fs::directory_iterator(exp / "views")) {
     std::string vname = vdir.path().filename();
