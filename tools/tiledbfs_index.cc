@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "core/index/index_store.h"
-#include "core/storage/s3/s3_config.h"
 #include "fusefs/fuse/options.h"
 #include "fusefs/model/key_file.h"
 #include "fusefs/model/tree.h"
@@ -111,7 +110,7 @@ int main(int argc, char** argv) {
           }
           options.key = *key;
         } else {
-          auto s3 = core::s3::ApplyS3Option(item, options.s3);
+          auto s3 = fusefs::ApplyStorageOption(item, options.storage);
           if (!s3.ok() || !*s3) {
             std::fprintf(
                 stderr, "tiledbfs-index: %s\n",

@@ -57,7 +57,7 @@
 
 #include "core/index/index_store.h"
 #include "core/read/tile_source.h"
-#include "core/storage/s3/s3_storage.h"
+#include "core/storage/open/open_storage.h"
 #include "core/util/warm_heap.h"
 #include "fusefs/fuse/fuse_adapter.h"
 #include "fusefs/fuse/options.h"
@@ -188,7 +188,7 @@ int Run(int argc, char** argv) {
 
   fs::TreeOptions tree_options;
   tree_options.timestamp_ms = cl.timestamp_ms;
-  tree_options.s3 = cl.s3;
+  tree_options.storage = cl.storage;
   if (cl.cache_bytes) tree_options.cache_bytes = *cl.cache_bytes;
   if (cl.key_file) {
     auto key = fs::ReadKeyFile(*cl.key_file);
@@ -215,8 +215,8 @@ int Run(int argc, char** argv) {
     return kExitMount;
   }
   // An s3:// URI is no path: as given.
-  const bool s3 = tiledbfs::core::s3::IsS3Uri(cl.source);
-  const std::string source = s3 ? cl.source : RealPath(cl.source, &err);
+  const bool local = tiledbfs::core::IsLocalUri(cl.source);
+  const std::string source = local ? RealPath(cl.source, &err) : cl.source;
   if (err != 0) {
     std::fprintf(stderr, "tiledbfs: cannot open %s: %s\n", cl.source.c_str(), std::strerror(err));
     return kExitArray;

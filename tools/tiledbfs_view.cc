@@ -1,7 +1,7 @@
 // tiledbfs-view [--key-file F] [--timestamp T] [--stats] [-o s3_OPT=V,...] ARRAY [PATH]
 //
 // ARRAY is a local folder or s3://bucket/prefix; -o takes tiledbfs's s3_*
-// mount options (core/storage/s3/s3_config.h), credentials come from the
+// mount options (fusefs/fuse/options.h), credentials come from the
 // environment or ~/.aws only.
 //
 // Renders the tiledbfs namespace of an array or group without FUSE: lists a
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/read/tile_source.h"
-#include "core/storage/s3/s3_config.h"
+#include "fusefs/fuse/options.h"
 #include "fusefs/model/instant.h"
 #include "fusefs/model/key_file.h"
 #include "fusefs/model/tree.h"
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
       stats.on = true;
     } else if (a == "-o" && i + 1 < argc) {
       for (const std::string& item : SplitList(argv[++i])) {
-        auto s3 = core::s3::ApplyS3Option(item, options.s3);
+        auto s3 = fusefs::ApplyStorageOption(item, options.storage);
         if (!s3.ok() || !*s3) {
           std::fprintf(stderr, "tiledbfs-view: %s\n",
                        s3.ok() ? ("unknown option " + item).c_str() : s3.error().message().c_str());

@@ -78,6 +78,15 @@ Status ForEachLine(Bytes contents, Fn&& fn) {
 
 }  // namespace
 
+bool IsImmutableFolder(std::string_view dir) {
+  const std::string_view first = dir.substr(0, dir.find('/'));
+  if (first == kFragmentsDir) return dir.size() > first.size() + 1;
+  if (first.size() < 20 || first.rfind("__", 0) != 0) return false;
+  return std::all_of(first.begin() + 2, first.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '_';
+  });
+}
+
 Result<std::string> ReduceToStoragePath(std::string_view uri) {
   std::string_view s = uri;
   if (!s.empty() && s.back() == '/') s.remove_suffix(1);

@@ -36,6 +36,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/directory/timestamped_name.h"
@@ -129,6 +130,13 @@ struct ArrayListing {
 // limits.max_files entries or a commit/vacuum file exceeds
 // limits.max_metadata_bytes, kIo from the storage.
 Result<ArrayListing> ListArray(const Storage& storage, const Limits& limits = DefaultLimits());
+
+// Whether folder `dir` (storage-relative) never changes once it exists: a
+// fragment's, "__fragments/<name>" or a legacy "__<t1>_<t2>_<uuid>" in the
+// root (hex digits and '_' only, unlike __schema, __meta...), and any folder
+// below one. What a storage may cache forever (StorageOptions, given to
+// OpenStorage by whoever opens an array or group).
+bool IsImmutableFolder(std::string_view dir);
 
 // Whether `after` only adds to `before` what happened after `latest` (the
 // newest instant of `before`), so that every view at T <= latest reads the

@@ -1,6 +1,7 @@
 #include "fusefs/fuse/options.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <limits>
 
 #include "fusefs/model/instant.h"
@@ -85,8 +86,8 @@ Result<bool> ApplyOwnOption(std::string_view item, CommandLine& cl) {
     cl.debug = true;
     return true;
   }
-  ASSIGN_OR_RETURN(bool s3, core::s3::ApplyS3Option(item, cl.s3));
-  if (s3) return true;
+  ASSIGN_OR_RETURN(bool storage, ApplyStorageOption(item, cl.storage));
+  if (storage) return true;
   if (name == "ro" && !has_value) return true;  // always read-only
   if (name == "rw" && !has_value) {
     return Usage("'rw' is not supported: tiledbfs mounts are read-only");
@@ -95,6 +96,50 @@ Result<bool> ApplyOwnOption(std::string_view item, CommandLine& cl) {
 }
 
 }  // namespace
+
+Result<bool> ApplyStorageOption(std::string_view item, core::StorageOptions& options) {
+  const size_t eq = item.find('=');
+  const std::string name(item.substr(0, eq));
+  if (name.rfind("s3_", 0) != 0) return false;
+  const bool has_value = eq != std::string_view::npos;
+  const std::string value = has_value ? std::string(item.substr(eq + 1)) : std::string();
+  auto bad = [&](std::string_view why) {
+    return Usage("bad option '" + std::string(item) + "': " + std::string(why));
+  };
+  core::S3Options& s3 = options.s3;
+  if (name == "s3_anonymous") {
+    if (has_value) return bad("takes no value");
+    s3.anonymous = true;
+    return true;
+  }
+  if (value.empty()) return bad("needs a value (" + name + "=...)");
+  if (name == "s3_endpoint") {
+    s3.endpoint = value;
+  } else if (name == "s3_region") {
+    s3.region = value;
+  } else if (name == "s3_profile") {
+    s3.profile = value;
+  } else if (name == "s3_addressing") {
+    if (value != "path" && value != "virtual") return bad("expected path or virtual");
+    s3.path_style = value == "path";
+  } else if (name == "s3_parallel") {
+    const std::optional<uint64_t> n = ParseDecimal(value);
+    if (!n || *n < 1 || *n > 1024) return bad("expected a number of requests from 1 to 1024");
+    s3.parallel = static_cast<unsigned>(*n);
+  } else if (name == "s3_recheck") {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (end != value.c_str() + value.size() || !(v >= 0 && v <= 86400)) {
+      return bad("expected seconds from 0 to 86400");
+    }
+    s3.recheck_seconds = v;
+  } else {
+    return bad(
+        "unknown S3 option (s3_endpoint, s3_region, s3_profile, s3_addressing, "
+        "s3_anonymous, s3_parallel, s3_recheck)");
+  }
+  return true;
+}
 
 std::vector<std::string> SplitOptionList(std::string_view list) {
   std::vector<std::string> out;

@@ -26,7 +26,7 @@
 //                         (core/read/tile_source.h DecodeStats)
 //     -o s3_endpoint=URL, s3_region=R, s3_profile=P, s3_addressing=path|virtual,
 //        s3_anonymous, s3_parallel=N, s3_recheck=SECONDS
-//                         sources on S3 (core/storage/s3/s3_config.h)
+//                         sources on S3 (ApplyStorageOption below)
 //     -o OPT[=V]          any other: passed to libfuse (allow_other, ...)
 //     -f                  stay in the foreground
 //     -d, -o debug        foreground, and libfuse prints every request
@@ -42,7 +42,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/storage/s3/s3_config.h"
+#include "core/storage/storage_options.h"
 #include "core/util/result.h"
 
 namespace tiledbfs::fusefs {
@@ -60,7 +60,7 @@ struct CommandLine {
   std::optional<uint64_t> index_bytes;   // -o index_size
   bool page_cache = false;               // -o page_cache
   bool stats = false;                    // -o stats
-  core::s3::S3Options s3;                // -o s3_*
+  core::StorageOptions storage;          // -o s3_*
   bool foreground = false;
   bool debug = false;
   bool single_thread = false;
@@ -76,6 +76,14 @@ struct CommandLine {
 // for the user ("unknown option -x", "missing MOUNTPOINT", "bad timestamp
 // 'x': ...", "'rw' is not supported: tiledbfs mounts are read-only").
 Result<CommandLine> ParseCommandLine(std::span<const std::string> args);
+
+// Applies one -o item if it names a storage setting: s3_endpoint=URL,
+// s3_region=R, s3_profile=P, s3_addressing=path|virtual, s3_anonymous,
+// s3_parallel=N (1..1024), s3_recheck=SECONDS (0..86400, fractions
+// allowed); unset ones come from the environment (ResolveS3Config).
+// Returns false for other names. Errors: kInvalidArgument with a message
+// for the user (missing or bad value, an unknown s3_ name).
+Result<bool> ApplyStorageOption(std::string_view item, core::StorageOptions& options);
 
 // Splits one -o value at commas ("a,b=c" -> {"a", "b=c"}); a backslash
 // escapes the next character, as in libfuse. Empty items are dropped.

@@ -27,7 +27,7 @@ Result<std::unique_ptr<ArrayTree>> ArrayTree::Open(std::shared_ptr<const core::S
   t->storage_ = std::move(storage);
   t->options_ = options;
   t->caches_ = std::move(caches);
-  ASSIGN_OR_RETURN(t->array_, core::Array::Open(t->storage_, options.key));
+  ASSIGN_OR_RETURN(t->array_, core::Array::Open(t->storage_, options.key, options.limits));
   t->array_->set_tile_cache(t->caches_->tiles);
   ASSIGN_OR_RETURN(t->latest_, t->array_->LatestInstant());
   // Check now what every read will need: the footers of the root view.
@@ -40,7 +40,8 @@ Result<std::unique_ptr<ArrayTree>> ArrayTree::Open(std::shared_ptr<const core::S
 Result<ArrayTree::Current> ArrayTree::CurrentArray(bool recheck) {
   std::lock_guard<std::mutex> lock(mu_);
   if (recheck && !options_.timestamp_ms && array_->Changed()) {
-    ASSIGN_OR_RETURN(std::shared_ptr<core::Array> fresh, core::Array::Open(storage_, options_.key));
+    ASSIGN_OR_RETURN(std::shared_ptr<core::Array> fresh,
+                     core::Array::Open(storage_, options_.key, options_.limits));
     ASSIGN_OR_RETURN(uint64_t latest, fresh->LatestInstant());
     fresh->set_tile_cache(caches_->tiles);
     if (!core::OnlyAppended(array_->listing(), latest_, fresh->listing())) ++epoch_;

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "core/metadata/metadata.h"
-#include "core/storage/s3/s3_storage.h"
+#include "core/storage/open/open_storage.h"
 #include "core/util/text.h"
 #include "fusefs/model/documents.h"
 #include "fusefs/model/names.h"
@@ -49,20 +49,11 @@ Result<Tree*> GroupTree::Member(const std::string& file_name) {
   ASSIGN_OR_RETURN(auto members, core::LoadGroupMembers(*storage_, timestamp(), key));
   for (const auto& m : members) {
     if (EscapeName(m.name) != file_name) continue;
-    std::string path;
-    if (m.relative) {
-      path = root_ + "/" + m.uri;
-    } else if (core::s3::IsS3Uri(m.uri)) {
-      path = m.uri;
-    } else if (m.uri.rfind("file://", 0) == 0) {
-      path = m.uri.substr(7);
-    } else if (!m.uri.empty() && m.uri[0] == '/') {
-      path = m.uri;
-    } else {
-      return Error::Unsupported(
-          fmt::format("member {}: URI {} is neither a local folder nor s3://", m.name, m.uri));
+    Result<std::string> path = core::ResolveMemberUri(root_, m.uri, m.relative);
+    if (!path.ok()) {
+      return Error::Unsupported(fmt::format("member {}: {}", m.name, path.error().message()));
     }
-    ASSIGN_OR_RETURN(std::unique_ptr<Tree> t, OpenFolder(path, options_, caches_));
+    ASSIGN_OR_RETURN(std::unique_ptr<Tree> t, OpenFolder(*path, options_, caches_));
     Tree* raw = t.get();
     members_[file_name] = std::move(t);
     return raw;

@@ -4,8 +4,9 @@
 
 #include <cerrno>
 
+#include "core/directory/array_directory.h"
 #include "core/metadata/group.h"
-#include "core/storage/s3/s3_storage.h"
+#include "core/storage/open/open_storage.h"
 #include "fusefs/model/group_tree.h"
 
 namespace tiledbfs::fusefs {
@@ -18,24 +19,13 @@ Result<size_t> OpenFile::ReadPieces(uint64_t offset, size_t n, core::Pieces* out
   return got;
 }
 
-namespace {
-
-Result<std::shared_ptr<const core::Storage>> OpenStorage(const std::string& path,
-                                                         const TreeOptions& options) {
-  if (core::s3::IsS3Uri(path)) {
-    ASSIGN_OR_RETURN(core::s3::S3Config config, core::s3::ResolveS3Config(options.s3));
-    ASSIGN_OR_RETURN(auto s3, core::s3::S3Storage::Open(path, config));
-    return std::shared_ptr<const core::Storage>(std::move(s3));
-  }
-  ASSIGN_OR_RETURN(auto local, core::LocalStorage::Open(path));
-  return std::shared_ptr<const core::Storage>(std::move(local));
-}
-
-}  // namespace
-
 Result<std::unique_ptr<Tree>> OpenFolder(const std::string& path, const TreeOptions& options,
                                          std::shared_ptr<TreeCaches> caches) {
-  ASSIGN_OR_RETURN(std::shared_ptr<const core::Storage> storage, OpenStorage(path, options));
+  core::StorageOptions storage_options = options.storage;
+  // Arrays' and groups' fragments are never rewritten (core/directory).
+  storage_options.immutable_folder = core::IsImmutableFolder;
+  ASSIGN_OR_RETURN(std::shared_ptr<const core::Storage> storage,
+                   core::OpenStorage(path, storage_options, options.limits));
   if (core::IsGroup(*storage)) {
     ASSIGN_OR_RETURN(auto g, GroupTree::Open(path, storage, options, std::move(caches)));
     return std::unique_ptr<Tree>(std::move(g));

@@ -15,7 +15,8 @@
 
 #include "core/filters/filter_pipeline.h"
 #include "core/index/index_store.h"
-#include "core/storage/s3/s3_config.h"
+#include "core/storage/storage_options.h"
+#include "core/util/limits.h"
 #include "core/util/pieces.h"
 #include "core/util/result.h"
 
@@ -75,8 +76,12 @@ struct TreeOptions {
   // batches.
   uint64_t piece_cells = 0;
   uint64_t layout_batch_cells = 65536;
-  // Sources s3://bucket/prefix: settings over the environment (s3_config.h).
-  core::s3::S3Options s3;
+  // How sources are opened (core/storage/storage_options.h): S3 settings
+  // over the environment. The tree sets immutable_folder itself.
+  core::StorageOptions storage;
+  // What untrusted numbers may make any reader allocate, the storage's
+  // listings included.
+  core::Limits limits;
   // The persistent index (-o index_dir, core/index/index_store.h): what a
   // view's first look computes, kept for every later mount; null: none.
   std::shared_ptr<core::IndexStore> index;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -46,52 +45,6 @@ std::optional<std::string> NonEmpty(std::optional<std::string> v) {
 }
 
 }  // namespace
-
-Result<bool> ApplyS3Option(std::string_view item, S3Options& options) {
-  const size_t eq = item.find('=');
-  const std::string name(item.substr(0, eq));
-  if (name.rfind("s3_", 0) != 0) return false;
-  const bool has_value = eq != std::string_view::npos;
-  const std::string value = has_value ? std::string(item.substr(eq + 1)) : std::string();
-  auto bad = [&](std::string_view why) {
-    return Error::InvalidArgument(fmt::format("bad option '{}': {}", item, why));
-  };
-  if (name == "s3_anonymous") {
-    if (has_value) return bad("takes no value");
-    options.anonymous = true;
-    return true;
-  }
-  if (value.empty()) return bad("needs a value (" + name + "=...)");
-  if (name == "s3_endpoint") {
-    options.endpoint = value;
-  } else if (name == "s3_region") {
-    options.region = value;
-  } else if (name == "s3_profile") {
-    options.profile = value;
-  } else if (name == "s3_addressing") {
-    if (value != "path" && value != "virtual") return bad("expected path or virtual");
-    options.path_style = value == "path";
-  } else if (name == "s3_parallel") {
-    unsigned n = 0;
-    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || end != value.data() + value.size() || n < 1 || n > 1024) {
-      return bad("expected a number of requests from 1 to 1024");
-    }
-    options.parallel = n;
-  } else if (name == "s3_recheck") {
-    char* end = nullptr;
-    const double v = std::strtod(value.c_str(), &end);
-    if (end != value.c_str() + value.size() || !(v >= 0 && v <= 86400)) {
-      return bad("expected seconds from 0 to 86400");
-    }
-    options.recheck_seconds = v;
-  } else {
-    return bad(
-        "unknown S3 option (s3_endpoint, s3_region, s3_profile, s3_addressing, "
-        "s3_anonymous, s3_parallel, s3_recheck)");
-  }
-  return true;
-}
 
 Ini ParseIni(std::string_view text) {
   Ini out;

@@ -24,20 +24,13 @@
 #include <string>
 #include <string_view>
 
+#include "core/storage/storage_options.h"
 #include "core/util/result.h"
 
 namespace tiledbfs::core::s3 {
 
-// What the command line says (mount options); unset: from the environment.
-struct S3Options {
-  std::optional<std::string> endpoint;
-  std::optional<std::string> region;
-  std::optional<std::string> profile;
-  std::optional<bool> path_style;  // s3_addressing=path (true) / virtual (false)
-  bool anonymous = false;
-  std::optional<unsigned> parallel;
-  std::optional<double> recheck_seconds;
-};
+// What the command line says (core/storage/storage_options.h).
+using S3Options = core::S3Options;
 
 struct S3Config {
   std::string endpoint;  // scheme://host[:port], no trailing '/'
@@ -62,13 +55,6 @@ struct S3Config {
   // timeout, an endpoint that accepts and never answers fails in < 30 s.
   int64_t retry_deadline_ms = 20000;
 };
-
-// Applies one mount option if it is an S3 one: s3_endpoint=URL,
-// s3_region=R, s3_profile=P, s3_addressing=path|virtual, s3_anonymous,
-// s3_parallel=N (1..1024), s3_recheck=SECONDS (0..86400, fractions allowed).
-// Returns false for other names. Errors: kInvalidArgument with a message
-// for the user (missing or bad value).
-Result<bool> ApplyS3Option(std::string_view item, S3Options& options);
 
 // An INI file as the AWS tools write it: "[section]" lines, "key = value"
 // lines, '#' and ';' comments; keys lowercased, values trimmed. Indented

@@ -62,18 +62,6 @@ std::optional<ContentRange> ParseContentRange(std::string_view v) {
   return r;
 }
 
-// Folders whose contents never change once they exist: a fragment's.
-bool Immutable(const std::string& dir) {
-  const std::string first = dir.substr(0, dir.find('/'));
-  if (first == "__fragments") return dir.size() > first.size() + 1;
-  // Legacy fragments at the root: "__<t1>_<t2>_<uuid>..." or "__<uuid>_<t>",
-  // only hex digits and '_' (unlike __schema, __meta, __commits...).
-  if (first.size() < 20 || first.rfind("__", 0) != 0) return false;
-  return std::all_of(first.begin() + 2, first.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '_';
-  });
-}
-
 bool ValidPart(std::string_view p) { return !p.empty() && p != "." && p != ".."; }
 
 const DirEntry* Find(const std::vector<DirEntry>& entries, std::string_view name) {
@@ -138,9 +126,13 @@ S3Storage::S3Storage(S3Location location, S3Config config)
   http_ = std::make_unique<HttpClient>(o);
 }
 
-Result<std::shared_ptr<S3Storage>> S3Storage::Open(std::string_view uri, const S3Config& config) {
+Result<std::shared_ptr<S3Storage>> S3Storage::Open(std::string_view uri, const S3Config& config,
+                                                   const Limits& limits,
+                                                   ImmutableFolder immutable_folder) {
   ASSIGN_OR_RETURN(S3Location loc, ParseS3Uri(uri));
   std::shared_ptr<S3Storage> s(new S3Storage(std::move(loc), config));
+  s->limits_ = limits;
+  s->immutable_folder_ = std::move(immutable_folder);
   std::shared_ptr<const Listing> root = s->GetListing("");
   if (!root->entries.ok()) return root->entries.error();
   return s;
@@ -322,7 +314,7 @@ Result<std::vector<DirEntry>> S3Storage::ListNow(const std::string& dir) const {
   const std::string key = Key(dir);
   const std::string prefix = key.empty() ? "" : key + "/";
   std::vector<DirEntry> files, dirs;
-  const size_t max_files = DefaultLimits().max_files;
+  const uint64_t max_files = limits_.max_files;
   TRY(ListPages(dir, /*delimited=*/true, [&](const ListPage& parsed) -> Status {
     for (const ListedObject& o : parsed.objects) {
       std::string name = o.key.substr(prefix.size());
@@ -391,7 +383,7 @@ Result<std::vector<DirEntry>> S3Storage::ListTree(const std::string& dir, size_t
 }
 
 bool S3Storage::Fresh(const std::string& dir, const Listing& l) const {
-  if (Immutable(dir) && l.entries.ok()) return true;
+  if (immutable_folder_ && immutable_folder_(dir) && l.entries.ok()) return true;
   const auto age = std::chrono::steady_clock::now() - l.at;
   return age < std::chrono::duration<double>(config_.recheck_seconds);
 }

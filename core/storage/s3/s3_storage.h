@@ -8,14 +8,15 @@
 // Caching, so that opening an array lists each folder once and a `stat` or
 // `ls -l` costs no request per entry:
 //   - a folder's listing answers List, Size, Exists and IsDir for its
-//     entries. Fragment folders (__fragments/<name>/ and the legacy
-//     __<t1>_<t2>_<uuid> folders at the root) are immutable once written:
-//     kept for the storage's life. Other folders are listed again when their
-//     listing is older than S3Config::recheck_seconds;
+//     entries. Folders the format says are immutable once written (Open's
+//     `immutable_folder`: fragments') are kept for the storage's life.
+//     Other folders are listed again when their listing is older than
+//     S3Config::recheck_seconds; a listing of more than Limits::max_files
+//     entries is kOutOfMemory;
 //   - sizes learned from a GET's Content-Range are kept (TileDB never
 //     rewrites a file in place: names carry a UUID);
 //   - a listing that failed is answered again, failed, until it is due.
-//     Fragment folders' listings are kept only when they succeeded; one cut
+//     Immutable folders' listings are kept only when they succeeded; one cut
 //     short by a stop of the process (kCancelled) is not kept;
 //   - a file of at most kSmallFileBytes (schemas, fragment metadata, commit
 //     lists) is fetched whole by its first read and kept (up to
@@ -52,6 +53,8 @@
 #include "core/storage/s3/list_xml.h"
 #include "core/storage/s3/s3_config.h"
 #include "core/storage/storage.h"
+#include "core/storage/storage_options.h"
+#include "core/util/limits.h"
 
 namespace tiledbfs::core::s3 {
 
@@ -78,8 +81,10 @@ class S3Storage final : public Storage {
   // an unreachable endpoint or refused credentials fail here). Errors:
   // kInvalidArgument (bad URI), kNotFound (no such bucket, nothing under the
   // prefix), kAccessDenied (403), kIo (endpoint unreachable after the
-  // retries).
-  static Result<std::shared_ptr<S3Storage>> Open(std::string_view uri, const S3Config& config);
+  // retries), kOutOfMemory (the root lists more than limits.max_files).
+  static Result<std::shared_ptr<S3Storage>> Open(std::string_view uri, const S3Config& config,
+                                                 const Limits& limits,
+                                                 ImmutableFolder immutable_folder);
 
   Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const override;
   Result<uint64_t> Size(const std::string& path) const override;
@@ -168,6 +173,8 @@ class S3Storage final : public Storage {
 
   S3Location location_;
   S3Config config_;
+  Limits limits_;
+  ImmutableFolder immutable_folder_;
   std::string root_;
   std::string host_;      // the Host header: what curl sends for the URL
   std::string url_base_;  // scheme://host[:port][/bucket]

@@ -538,5 +538,19 @@ TEST(OnlyAppendedTest, NewFragmentsAfterTheLatestInstantOnly) {
   EXPECT_FALSE(OnlyAppended(before, 20, ignored));
 }
 
+// What S3Storage may keep listed forever: fragments' folders only.
+TEST(IsImmutableFolder, FragmentsOnly) {
+  for (const char* yes :
+       {"__fragments/__1_2_0123456789abcdef0123456789abcdef_22", "__fragments/x/sub",
+        "__1_1_0123456789abcdef0123456789abcdef", "__0123456789abcdef0123456789abcdef_1/sub"}) {
+    EXPECT_TRUE(IsImmutableFolder(yes)) << yes;
+  }
+  for (const char* no : {"", "__fragments", "__fragments/", "__schema", "__commits", "__meta",
+                         "__fragment_meta", "__schema/__enumerations", "__1_1_short",
+                         "__1_1_0123456789ABCDEF0123456789abcdef", "array"}) {
+    EXPECT_FALSE(IsImmutableFolder(no)) << no;
+  }
+}
+
 }  // namespace
 }  // namespace tiledbfs::core

@@ -24,22 +24,49 @@ void ExpectUsageError(std::vector<std::string> args, const std::string& substrin
   EXPECT_NE(r.error().message().find(substring), std::string::npos) << r.error().message();
 }
 
-// The s3_* options are ours (core/storage/s3/s3_config.h), not libfuse's.
+// The s3_* options are ours (ApplyStorageOption), not libfuse's.
 TEST(ParseCommandLine, S3Options) {
   auto cl = Parse({"-o", "s3_endpoint=http://127.0.0.1:9000,s3_region=eu-west-1,allow_other",
                    "-os3_anonymous,s3_parallel=8,s3_recheck=0.5,s3_addressing=path",
                    "s3://bucket/array", "/mnt"});
   ASSERT_TRUE(cl.ok()) << cl.error().message();
   EXPECT_EQ(cl->source, "s3://bucket/array");
-  EXPECT_EQ(*cl->s3.endpoint, "http://127.0.0.1:9000");
-  EXPECT_EQ(*cl->s3.region, "eu-west-1");
-  EXPECT_TRUE(cl->s3.anonymous);
-  EXPECT_EQ(*cl->s3.parallel, 8u);
-  EXPECT_EQ(*cl->s3.recheck_seconds, 0.5);
-  EXPECT_TRUE(*cl->s3.path_style);
+  EXPECT_EQ(*cl->storage.s3.endpoint, "http://127.0.0.1:9000");
+  EXPECT_EQ(*cl->storage.s3.region, "eu-west-1");
+  EXPECT_TRUE(cl->storage.s3.anonymous);
+  EXPECT_EQ(*cl->storage.s3.parallel, 8u);
+  EXPECT_EQ(*cl->storage.s3.recheck_seconds, 0.5);
+  EXPECT_TRUE(*cl->storage.s3.path_style);
   EXPECT_EQ(cl->fuse_options, std::vector<std::string>{"allow_other"});
   ExpectUsageError({"-o", "s3_parallel=0", "s3://b/a", "/mnt"}, "s3_parallel=0");
   ExpectUsageError({"-o", "s3_secret_key=x", "s3://b/a", "/mnt"}, "unknown S3 option");
+}
+
+TEST(ApplyStorageOption, EveryS3Option) {
+  core::StorageOptions storage;
+  core::S3Options& o = storage.s3;
+  EXPECT_FALSE(*ApplyStorageOption("allow_other", storage));
+  EXPECT_TRUE(*ApplyStorageOption("s3_endpoint=http://h:1", storage));
+  EXPECT_TRUE(*ApplyStorageOption("s3_region=eu-west-1", storage));
+  EXPECT_TRUE(*ApplyStorageOption("s3_profile=p", storage));
+  EXPECT_TRUE(*ApplyStorageOption("s3_addressing=virtual", storage));
+  EXPECT_TRUE(*ApplyStorageOption("s3_anonymous", storage));
+  EXPECT_TRUE(*ApplyStorageOption("s3_parallel=32", storage));
+  EXPECT_TRUE(*ApplyStorageOption("s3_recheck=2.5", storage));
+  EXPECT_EQ(*o.endpoint, "http://h:1");
+  EXPECT_EQ(*o.region, "eu-west-1");
+  EXPECT_EQ(*o.profile, "p");
+  EXPECT_FALSE(*o.path_style);
+  EXPECT_TRUE(o.anonymous);
+  EXPECT_EQ(*o.parallel, 32u);
+  EXPECT_EQ(*o.recheck_seconds, 2.5);
+  for (const char* bad :
+       {"s3_parallel=0", "s3_parallel=x", "s3_parallel=5000", "s3_recheck=-1", "s3_recheck=soon",
+        "s3_addressing=dns", "s3_endpoint", "s3_anonymous=1", "s3_secret=x"}) {
+    auto r = ApplyStorageOption(bad, storage);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument) << bad;
+  }
 }
 
 // -o timestamp=T takes exactly what a history/<T> lookup takes (the model's

@@ -148,31 +148,5 @@ TEST(S3ConfigTest, Errors) {
   EXPECT_EQ(w.Resolve(bad).error().code(), ErrorCode::kInvalidArgument);
 }
 
-TEST(S3ConfigTest, MountOptions) {
-  S3Options o;
-  EXPECT_FALSE(*ApplyS3Option("allow_other", o));
-  EXPECT_TRUE(*ApplyS3Option("s3_endpoint=http://h:1", o));
-  EXPECT_TRUE(*ApplyS3Option("s3_region=eu-west-1", o));
-  EXPECT_TRUE(*ApplyS3Option("s3_profile=p", o));
-  EXPECT_TRUE(*ApplyS3Option("s3_addressing=virtual", o));
-  EXPECT_TRUE(*ApplyS3Option("s3_anonymous", o));
-  EXPECT_TRUE(*ApplyS3Option("s3_parallel=32", o));
-  EXPECT_TRUE(*ApplyS3Option("s3_recheck=2.5", o));
-  EXPECT_EQ(*o.endpoint, "http://h:1");
-  EXPECT_EQ(*o.region, "eu-west-1");
-  EXPECT_EQ(*o.profile, "p");
-  EXPECT_FALSE(*o.path_style);
-  EXPECT_TRUE(o.anonymous);
-  EXPECT_EQ(*o.parallel, 32u);
-  EXPECT_EQ(*o.recheck_seconds, 2.5);
-  for (const char* bad :
-       {"s3_parallel=0", "s3_parallel=x", "s3_parallel=5000", "s3_recheck=-1", "s3_recheck=soon",
-        "s3_addressing=dns", "s3_endpoint", "s3_anonymous=1", "s3_secret=x"}) {
-    auto r = ApplyS3Option(bad, o);
-    ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument) << bad;
-  }
-}
-
 }  // namespace
 }  // namespace tiledbfs::core::s3

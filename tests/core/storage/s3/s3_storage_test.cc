@@ -46,7 +46,7 @@ S3Config Unreachable(int attempts, int64_t backoff_ms) {
 
 TEST(S3StorageTest, UnreachableEndpointFailsWithTheAttempts) {
   S3Config c = Unreachable(3, 1);
-  auto s = S3Storage::Open("s3://bucket/array", c);
+  auto s = S3Storage::Open("s3://bucket/array", c, DefaultLimits(), nullptr);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code(), ErrorCode::kIo);
   EXPECT_NE(s.error().message().find("s3://bucket/array"), std::string::npos)
@@ -67,7 +67,7 @@ TEST(S3StorageTest, AStopEndsTheRetriesAndTheirBackoff) {
           RequestStop();
         });
         const auto start = std::chrono::steady_clock::now();
-        auto s = S3Storage::Open("s3://bucket/array", c);
+        auto s = S3Storage::Open("s3://bucket/array", c, DefaultLimits(), nullptr);
         const auto took = std::chrono::steady_clock::now() - start;
         stopper.join();
         const char* failure = nullptr;
