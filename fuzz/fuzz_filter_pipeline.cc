@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 3) return 0;
   static constexpr uint32_t kVersions[] = {22, 1, 4, 7, 10, 12, 13, 16, 19, 20, 21, 23};
   uint32_t version = kVersions[data[0] % std::size(kVersions)];
-  core::TileContext ctx;
+  core::TileContext ctx(core::DefaultLimits());
   auto type = core::ParseDatatype(data[1]);
   ctx.type = type.ok() ? *type : core::Datatype::kUInt8;
   ctx.cell_size = data[2] == 0 ? 1 : data[2];

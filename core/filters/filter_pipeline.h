@@ -141,6 +141,9 @@ struct EncryptionKey {
 //  - format_version: of the fragment (or of the generic tile); decides
 //    whether BIT_WIDTH_REDUCTION/POSITIVE_DELTA touch datetime/time values.
 struct TileContext {
+  // `limits` must outlive the context: every reader passes its own (an
+  // array's, Array::limits()), so that none is unfiltered past it.
+  explicit TileContext(const Limits& l) : limits(&l) {}
   Datatype type = Datatype::kUInt8;    // datatype of the tile's values
   uint64_t cell_size = 1;              // bytes per cell (fixed) or value size (var data)
   uint32_t format_version = 0;         // of the fragment (or of the generic tile)
@@ -148,7 +151,7 @@ struct TileContext {
   bool encrypted = false;              // add AES-256-GCM to the pipeline (needs key)
   std::string file;                    // for messages, relative to the array
   uint64_t file_offset = 0;            // of the tile in `file`, for messages
-  const Limits* limits = &DefaultLimits();
+  const Limits* limits;                // max_tile_bytes: the most a tile may unfilter to
   // The unfiltered size when known (fragment metadata, generic tile header):
   // checked against the chunks' original lengths before anything is decoded.
   std::optional<uint64_t> expected_size;

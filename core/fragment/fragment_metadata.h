@@ -73,6 +73,8 @@ class FragmentMetadata {
   const ArraySchema& schema() const { return *schema_; }
   std::shared_ptr<const ArraySchema> schema_ptr() const { return schema_; }
   uint32_t version() const { return footer_.version; }
+  // What this fragment's readers may allocate (Load's `limits`).
+  const Limits& limits() const { return limits_; }
   bool dense() const { return footer_.dense; }
   // Whether the footer came from a consolidated fragment metadata file.
   bool has_consolidated_footer() const { return has_consolidated_footer_; }

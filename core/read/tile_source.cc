@@ -39,7 +39,8 @@ Result<ByteVec> ReadRange(const FragmentMetadata& fragment, const std::string& f
 
 TileContext MakeContext(const FragmentMetadata& fragment, const std::string& file, uint64_t offset,
                         Datatype type, uint64_t cell_size, bool encrypted) {
-  TileContext ctx;
+  // The array's limits, given when its fragments' metadata was loaded.
+  TileContext ctx(fragment.limits());
   ctx.type = type;
   ctx.cell_size = cell_size;
   ctx.format_version = fragment.version();

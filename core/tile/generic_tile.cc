@@ -77,7 +77,9 @@ Result<GenericTile> DecodeGenericTile(Bytes bytes, const std::string& file, uint
                     "no key was given",
                     file, file_offset));
   }
-  TileContext ctx;
+  Limits tile_limits = limits;
+  tile_limits.max_tile_bytes = std::min(limits.max_tile_bytes, limits.max_metadata_bytes);
+  TileContext ctx(tile_limits);
   ctx.type = h.datatype;
   ctx.cell_size = h.cell_size;
   ctx.format_version = h.version;
@@ -85,9 +87,6 @@ Result<GenericTile> DecodeGenericTile(Bytes bytes, const std::string& file, uint
   ctx.encrypted = false;  // the pipeline lists the encryption filter itself
   ctx.file = file;
   ctx.file_offset = file_offset + h.header_size;
-  Limits tile_limits = limits;
-  tile_limits.max_tile_bytes = std::min(limits.max_tile_bytes, limits.max_metadata_bytes);
-  ctx.limits = &tile_limits;
   ctx.expected_size = h.tile_size;
   GenericTile out;
   ASSIGN_OR_RETURN(out.data, UnfilterTile(h.filters, *data, ctx));

@@ -116,7 +116,7 @@ struct Column {
 Result<Column> DecodeColumn(const std::string& frag_dir, size_t index, const Attr& a) {
   const std::string base = frag_dir + "/a" + std::to_string(index);
   FilterPipeline data_pipeline = RoundTrip(testing::Pipeline(a.filters));
-  TileContext ctx;
+  TileContext ctx(DefaultLimits());
   ctx.type = a.type;
   ctx.cell_size = DatatypeSize(a.type);
   ctx.format_version = 22;
@@ -135,7 +135,7 @@ Result<Column> DecodeColumn(const std::string& frag_dir, size_t index, const Att
     auto off_tiles = Tiles(off_file);
     auto var_tiles = Tiles(var_file);
     EXPECT_EQ(off_tiles.size(), var_tiles.size());
-    TileContext octx;
+    TileContext octx(DefaultLimits());
     octx.type = Datatype::kUInt64;
     octx.cell_size = 8;
     octx.format_version = 22;
@@ -154,7 +154,7 @@ Result<Column> DecodeColumn(const std::string& frag_dir, size_t index, const Att
   }
   if (a.nullable) {
     ByteVec file = ReadFileBytes(base + "_validity.tdb");
-    TileContext vctx;
+    TileContext vctx(DefaultLimits());
     vctx.type = Datatype::kUInt8;
     vctx.cell_size = 1;
     vctx.format_version = 22;
@@ -243,7 +243,7 @@ TEST_P(FiltersCorpusTest, DamagedFirstTileIsHandled) {
   ASSERT_FALSE(tiles.empty());
   ByteVec tile(tiles[0].begin(), tiles[0].end());
   FilterPipeline pipeline = testing::Pipeline(a.filters);
-  TileContext ctx;
+  TileContext ctx(DefaultLimits());
   ctx.type = a.type;
   ctx.cell_size = DatatypeSize(a.type);
   ctx.format_version = 22;
@@ -251,7 +251,7 @@ TEST_P(FiltersCorpusTest, DamagedFirstTileIsHandled) {
   auto decode = [&](Bytes t) -> bool {
     if (!a.var) return UnfilterTile(pipeline, t, ctx).ok();
     ByteVec empty(8, 0);  // var tiles here are decoded with their offsets
-    TileContext octx;
+    TileContext octx(DefaultLimits());
     octx.type = Datatype::kUInt64;
     octx.cell_size = 8;
     return UnfilterVarTile(testing::Pipeline({}), empty, octx, pipeline, t, ctx, 0).ok();

@@ -49,7 +49,7 @@ std::string Fragment() {
 
 TileContext Context(Datatype type, uint64_t cell_size, const EncryptionKey* key,
                     const std::string& file) {
-  TileContext ctx;
+  TileContext ctx(DefaultLimits());
   ctx.type = type;
   ctx.cell_size = cell_size;
   ctx.format_version = 22;

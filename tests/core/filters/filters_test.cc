@@ -35,7 +35,7 @@ Filter Compressor(FilterType t) {
 }
 
 TileContext Ctx(Datatype type, uint64_t cell_size = 0, uint32_t version = 22) {
-  TileContext c;
+  TileContext c(DefaultLimits());
   c.type = type;
   c.cell_size = cell_size ? cell_size : DatatypeSize(type);
   c.format_version = version;

@@ -52,7 +52,7 @@ class HostileTest : public ::testing::Test {
   // Runs the pipeline; expects failure and no allocation near the claim.
   void ExpectRefused(const std::vector<Filter>& filters, Bytes tile, Datatype type,
                      uint64_t cell_size = 0) {
-    TileContext ctx;
+    TileContext ctx(DefaultLimits());
     ctx.type = type;
     ctx.cell_size = cell_size ? cell_size : DatatypeSize(type);
     ctx.format_version = 22;
@@ -184,7 +184,7 @@ TEST_F(HostileTest, EncryptedPartLongerThanTheData) {
   ByteWriter md;
   md.Put<uint32_t>(0).Put<uint32_t>(1).Put<uint32_t>(kHuge).Put<uint32_t>(kHuge);
   md.PutBytes(ByteVec(28, 0));
-  TileContext ctx;
+  TileContext ctx(DefaultLimits());
   ctx.encrypted = true;
   ctx.key = &key;
   g_largest = 0;
@@ -206,7 +206,7 @@ TEST_F(HostileTest, VarStringRunsOfEmptyStrings) {
   md.Put<uint8_t>(8).Put<uint8_t>(1);
   ByteWriter empty;
   empty.Put<uint64_t>(0);
-  TileContext octx, dctx;
+  TileContext octx(DefaultLimits()), dctx(DefaultLimits());
   octx.type = Datatype::kUInt64;
   dctx.type = Datatype::kStringAscii;
   g_largest = 0;

@@ -19,7 +19,7 @@ FilterPipeline Zstd(uint32_t version) {
 }
 
 TileContext Ctx(Datatype t, uint64_t cell_size, uint32_t version, std::string file) {
-  TileContext c;
+  TileContext c(DefaultLimits());
   c.type = t;
   c.cell_size = cell_size;
   c.format_version = version;

@@ -167,7 +167,7 @@ TEST(FilterPipelineTest, WebpParsesButDoesNotRun) {
   ASSERT_EQ(p->filters.size(), 1u);
   EXPECT_EQ(p->filters[0].raw_options.size(), 12u);
   ByteVec tile = testing::OneChunkTile(4, {}, ByteVec(4, 0));
-  TileContext ctx;
+  TileContext ctx(DefaultLimits());
   ctx.file = "a3.tdb";
   auto r = UnfilterTile(*p, tile, ctx);
   ASSERT_FALSE(r.ok());

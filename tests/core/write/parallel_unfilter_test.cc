@@ -35,7 +35,7 @@ ByteVec Values(uint64_t n) {
 }
 
 TileContext Context(uint64_t size, unsigned threads) {
-  TileContext ctx;
+  TileContext ctx(DefaultLimits());
   ctx.type = Datatype::kUInt64;
   ctx.cell_size = 8;
   ctx.file = "a0.tdb";

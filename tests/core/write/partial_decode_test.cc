@@ -58,7 +58,7 @@ ByteVec Values() {
 }
 
 TileContext Context(uint64_t size) {
-  TileContext ctx;
+  TileContext ctx(DefaultLimits());
   ctx.type = Datatype::kUInt64;
   ctx.cell_size = 8;
   ctx.file = "a0.tdb";

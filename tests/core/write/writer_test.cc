@@ -77,7 +77,7 @@ TEST(FilterWriterTest, EveryWritableFilterRoundTripsThroughUnfilterTile) {
     auto parsed = ParseFilterPipeline(r, kWriteFormatVersion);
     ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
     EXPECT_TRUE(r.empty());
-    TileContext ctx;
+    TileContext ctx(DefaultLimits());
     ctx.type = Datatype::kInt32;
     ctx.cell_size = 4;
     ctx.format_version = kWriteFormatVersion;
@@ -135,7 +135,7 @@ TEST(FilterWriterTest, VarDataTileKeepsCellsWholeAcrossChunks) {
     at += orig;
   }
   EXPECT_EQ(at, data.size());
-  TileContext octx, dctx;
+  TileContext octx(DefaultLimits()), dctx(DefaultLimits());
   octx.type = Datatype::kUInt64;
   octx.cell_size = 8;
   octx.format_version = dctx.format_version = kWriteFormatVersion;

@@ -13,8 +13,8 @@ TEST(OpenStorageTest, APathIsALocalFolder) {
   EXPECT_TRUE(IsLocalUri("/data/array"));
   EXPECT_TRUE(IsLocalUri("relative/array"));
   EXPECT_FALSE(IsLocalUri("s3://bucket/array"));
-  const std::string dir = std::filesystem::temp_directory_path() /
-                          ("open_storage_test." + std::to_string(::getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("open_storage_test." + std::to_string(::getpid()));
   std::filesystem::create_directories(dir + "/__schema");
   auto s = OpenStorage(dir, StorageOptions{}, DefaultLimits());
   ASSERT_TRUE(s.ok()) << s.error().message();
