@@ -1,10 +1,14 @@
 #include "core/storage/open/open_storage.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
+#include <thread>
 
 namespace tiledbfs::core {
 namespace {
@@ -38,6 +42,92 @@ TEST(OpenStorageTest, AnS3UriIsS3) {
   options.s3.endpoint = "ftp://x";
   EXPECT_EQ(OpenStorage("s3://bucket/array", options, DefaultLimits()).error().code(),
             ErrorCode::kInvalidArgument);
+}
+
+// A bucket on loopback whose every LIST answers the same page: `keys`
+// objects under "array/". One connection at a time, each closed after its
+// answer.
+class ListingServer {
+ public:
+  explicit ListingServer(int keys) {
+    body_ = "<ListBucketResult><IsTruncated>false</IsTruncated>";
+    for (int i = 0; i < keys; ++i) {
+      body_ += "<Contents><Key>array/f" + std::to_string(i) +
+               "</Key><Size>1</Size><ETag>\"e\"</ETag></Contents>";
+    }
+    body_ += "</ListBucketResult>";
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
+        ::listen(fd_, 8) != 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      ADD_FAILURE() << "cannot listen on loopback";
+      return;
+    }
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~ListingServer() {
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+    if (thread_.joinable()) thread_.join();
+    if (fd_ >= 0) ::close(fd_);
+  }
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  void Serve() {
+    for (;;) {
+      const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) return;
+      std::string request;
+      char buf[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t n = ::read(c, buf, sizeof(buf));
+        if (n <= 0) break;
+        request.append(buf, static_cast<size_t>(n));
+      }
+      const std::string answer =
+          "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n"
+          "Connection: close\r\nContent-Length: " +
+          std::to_string(body_.size()) + "\r\n\r\n" + body_;
+      for (size_t off = 0; off < answer.size();) {
+        const ssize_t n = ::write(c, answer.data() + off, answer.size() - off);
+        if (n <= 0) break;
+        off += static_cast<size_t>(n);
+      }
+      ::close(c);
+    }
+  }
+
+  std::string body_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// The Limits given to OpenStorage reach the S3 listing: three objects
+// open under max_files 3, not under 2.
+TEST(OpenStorageTest, S3ListingsTakeTheLimits) {
+  ListingServer server(3);
+  StorageOptions options;
+  options.s3.endpoint = server.endpoint();
+  options.s3.anonymous = true;
+  options.s3.path_style = true;
+  Limits limits;
+  limits.max_files = 3;
+  auto s = OpenStorage("s3://bucket/array", options, limits);
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  auto listed = (*s)->List("");
+  ASSERT_TRUE(listed.ok()) << listed.error().ToString();
+  EXPECT_EQ(listed->size(), 3u);
+  limits.max_files = 2;
+  auto over = OpenStorage("s3://bucket/array", options, limits);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code(), ErrorCode::kOutOfMemory) << over.error().ToString();
+  EXPECT_NE(over.error().message().find("more than 2 entries"), std::string::npos)
+      << over.error().message();
 }
 
 TEST(OpenStorageTest, ResolvesGroupMembers) {
