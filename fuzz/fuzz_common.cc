@@ -54,7 +54,7 @@ std::shared_ptr<const core::ArraySchema> CorpusSchema(const std::string& array) 
       schema_path = path;
     }
   }
-  auto schema = core::LoadArraySchema(*storage, schema_path, nullptr);
+  auto schema = core::LoadArraySchema(*storage, schema_path, nullptr, core::DefaultLimits());
   if (!schema.ok()) {
     std::fprintf(stderr, "fuzz: cannot load the schema of corpus array %s\n", array.c_str());
     std::abort();

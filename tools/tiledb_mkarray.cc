@@ -188,7 +188,7 @@ Result<ArraySchema> LatestSchema(const std::string& array) {
     if (!e.is_dir && e.name.rfind("__", 0) == 0 && e.name > newest) newest = e.name;
   }
   if (newest.empty()) return Error::NotFound(array + ": no schema in __schema/");
-  return LoadArraySchema(*storage, "__schema/" + newest, nullptr);
+  return LoadArraySchema(*storage, "__schema/" + newest, nullptr, DefaultLimits());
 }
 
 Status WriteCsv(const std::string& array, uint64_t timestamp, const std::string& csv_path) {

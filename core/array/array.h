@@ -53,7 +53,7 @@ class Array {
   // kCorrupt/kUnsupported naming the file.
   static Result<std::shared_ptr<Array>> Open(std::shared_ptr<const Storage> storage,
                                              std::optional<EncryptionKey> key,
-                                             const Limits& limits = DefaultLimits());
+                                             const Limits& limits);
 
   const Storage& storage() const { return *storage_; }
   std::shared_ptr<const Storage> storage_ptr() const { return storage_; }

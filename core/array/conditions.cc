@@ -66,18 +66,19 @@ Result<DeleteRule> LoadDeleteRule(const Array& array, const ConditionCommit& com
   // so cells an update matches disappear from reads. We do as TileDB does.
   std::shared_ptr<ConditionNode> node;
   if (commit.is_update) {
-    ASSIGN_OR_RETURN(UpdateCommit u,
-                     commit.in_consolidated_file
-                         ? DecodeUpdateCommit(commit.contents, commit.path, 0, array.key())
-                         : LoadUpdateCommit(array.storage(), commit.path, array.key()));
+    ASSIGN_OR_RETURN(
+        UpdateCommit u,
+        commit.in_consolidated_file
+            ? DecodeUpdateCommit(commit.contents, commit.path, 0, array.key(), array.limits())
+            : LoadUpdateCommit(array.storage(), commit.path, array.key(), array.limits()));
     node = std::make_shared<ConditionNode>(std::move(u.condition));
   } else if (commit.in_consolidated_file) {
-    ASSIGN_OR_RETURN(ConditionNode n,
-                     DecodeDeleteCondition(commit.contents, commit.path, 0, array.key()));
+    ASSIGN_OR_RETURN(ConditionNode n, DecodeDeleteCondition(commit.contents, commit.path, 0,
+                                                            array.key(), array.limits()));
     node = std::make_shared<ConditionNode>(std::move(n));
   } else {
-    ASSIGN_OR_RETURN(ConditionNode n,
-                     LoadDeleteCondition(array.storage(), commit.path, array.key()));
+    ASSIGN_OR_RETURN(ConditionNode n, LoadDeleteCondition(array.storage(), commit.path, array.key(),
+                                                          array.limits()));
     node = std::make_shared<ConditionNode>(std::move(n));
   }
   DeleteRule rule;

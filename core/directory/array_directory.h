@@ -129,7 +129,7 @@ struct ArrayListing {
 // message names the file), kOutOfMemory when a folder holds more than
 // limits.max_files entries or a commit/vacuum file exceeds
 // limits.max_metadata_bytes, kIo from the storage.
-Result<ArrayListing> ListArray(const Storage& storage, const Limits& limits = DefaultLimits());
+Result<ArrayListing> ListArray(const Storage& storage, const Limits& limits);
 
 // Whether folder `dir` (storage-relative) never changes once it exists: a
 // fragment's, "__fragments/<name>" or a legacy "__<t1>_<t2>_<uuid>" in the

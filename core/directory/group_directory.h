@@ -35,6 +35,6 @@ struct GroupListing {
 
 // Lists the group at the storage root. kNotFound if it is not a group
 // (neither __tiledb_group.tdb nor __group/ exists). Errors as ListArray.
-Result<GroupListing> ListGroup(const Storage& storage, const Limits& limits = DefaultLimits());
+Result<GroupListing> ListGroup(const Storage& storage, const Limits& limits);
 
 }  // namespace tiledbfs::core

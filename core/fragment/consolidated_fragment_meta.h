@@ -42,8 +42,9 @@ struct ConsolidatedFooter {
 // No copy is made: an array of 10,000 fragments opens with one such file
 // (issue 5), where copies of the footers and names took 20,000 allocations
 // (6.6 MB).
-Result<std::vector<ConsolidatedFooter>> ParseConsolidatedFragmentMeta(
-    Bytes payload, uint64_t file_offset = 0, const Limits& limits = DefaultLimits());
+Result<std::vector<ConsolidatedFooter>> ParseConsolidatedFragmentMeta(Bytes payload,
+                                                                      uint64_t file_offset,
+                                                                      const Limits& limits);
 
 // A decoded .meta file: its payload and the entries that point into it.
 // Movable (the payload's bytes stay where they are), not copyable.
@@ -68,8 +69,9 @@ class ConsolidatedFragmentMeta {
 
 // Reads and decodes the generic tile at `path`, then parses it. Errors carry
 // the path.
-Result<ConsolidatedFragmentMeta> LoadConsolidatedFragmentMeta(
-    const Storage& storage, const std::string& path, const EncryptionKey* key,
-    const Limits& limits = DefaultLimits());
+Result<ConsolidatedFragmentMeta> LoadConsolidatedFragmentMeta(const Storage& storage,
+                                                              const std::string& path,
+                                                              const EncryptionKey* key,
+                                                              const Limits& limits);
 
 }  // namespace tiledbfs::core

@@ -54,7 +54,7 @@ class FragmentMetadata {
       std::shared_ptr<const Storage> storage, const std::string& fragment_dir,
       const TimestampedName& name,
       const std::map<std::string, std::shared_ptr<const ArraySchema>>& schemas,
-      const EncryptionKey* key, const Limits& limits = DefaultLimits());
+      const EncryptionKey* key, const Limits& limits);
 
   // Same, but the footer comes from a consolidated metadata file
   // (ConsolidatedFooter::footer: the footer fields without length field,
@@ -65,7 +65,7 @@ class FragmentMetadata {
       std::shared_ptr<const Storage> storage, const std::string& fragment_dir,
       const TimestampedName& name, Bytes footer, uint64_t footer_file_offset,
       const std::map<std::string, std::shared_ptr<const ArraySchema>>& schemas,
-      const EncryptionKey* key, const Limits& limits = DefaultLimits());
+      const EncryptionKey* key, const Limits& limits);
 
   const std::string& dir() const { return dir_; }
   const TimestampedName& name() const { return name_; }

@@ -106,8 +106,7 @@ bool IsGroup(const Storage& storage);
 // of ParseGroupDetails, and kCorrupt for a version-1 details file that is not
 // the latest when the latest is version 2.
 Result<std::vector<GroupMember>> LoadGroupMembers(const Storage& storage, uint64_t timestamp_end,
-                                                  const EncryptionKey* key,
-                                                  const Limits& limits = DefaultLimits());
+                                                  const EncryptionKey* key, const Limits& limits);
 
 // The subfolders of the storage root that are arrays (hold __schema/ or
 // __array_schema.tdb) or groups (IsGroup), as relative members named after

@@ -80,8 +80,7 @@ struct MetadataFile {
 // kOutOfMemory for more than limits.max_files entries.
 Result<std::vector<MetadataFile>> SelectMetadataFiles(const Storage& storage,
                                                       const std::string& meta_dir,
-                                                      uint64_t timestamp_end,
-                                                      const Limits& limits = DefaultLimits());
+                                                      uint64_t timestamp_end, const Limits& limits);
 
 // The metadata as of `timestamp_end` (UINT64_MAX: latest): every selected file
 // decoded as a generic tile (decrypted with `key` when the array is
@@ -94,7 +93,7 @@ Result<std::map<std::string, MetadataValue>> LoadMetadata(const Storage& storage
                                                           const std::string& meta_dir,
                                                           uint64_t timestamp_end,
                                                           const EncryptionKey* key,
-                                                          const Limits& limits = DefaultLimits());
+                                                          const Limits& limits);
 
 // The instants at which the metadata changed, for the history listing: the
 // sorted, distinct end timestamps (t2) of the metadata files in `meta_dir`
@@ -102,7 +101,6 @@ Result<std::map<std::string, MetadataValue>> LoadMetadata(const Storage& storage
 // the metadata written up to and including it. A missing folder yields none.
 // Reads no file contents.
 Result<std::vector<uint64_t>> MetadataTimestamps(const Storage& storage,
-                                                 const std::string& meta_dir,
-                                                 const Limits& limits = DefaultLimits());
+                                                 const std::string& meta_dir, const Limits& limits);
 
 }  // namespace tiledbfs::core

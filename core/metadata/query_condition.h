@@ -128,8 +128,7 @@ ConditionNode MakeExpressionNode(CombinationOp op, std::vector<ConditionNode> ch
 // not a multiple of 8, decreasing or past the value, trailing bytes, nesting
 // deeper than 512), kUnsupported (unknown op or combination op byte); never
 // an allocation from an unchecked length or count.
-Result<ConditionNode> ParseCondition(Bytes bytes, uint64_t file_offset,
-                                     const Limits& limits = DefaultLimits());
+Result<ConditionNode> ParseCondition(Bytes bytes, uint64_t file_offset, const Limits& limits);
 
 struct UpdateValue {
   std::string field;
@@ -143,8 +142,7 @@ struct UpdateCommit {
 };
 
 // Parses a .upd tile's data: the condition (as stored) and the update values.
-Result<UpdateCommit> ParseUpdateCommit(Bytes bytes, uint64_t file_offset,
-                                       const Limits& limits = DefaultLimits());
+Result<UpdateCommit> ParseUpdateCommit(Bytes bytes, uint64_t file_offset, const Limits& limits);
 
 // TileDB's negation (ASTNode::get_negated_tree). kUnsupported for a NOT node
 // (TileDB cannot negate it either).
@@ -154,23 +152,19 @@ Result<ConditionNode> NegateCondition(const ConditionNode& node);
 // `key` if the array is encrypted) and returns the user's delete condition.
 // Errors carry `path`.
 Result<ConditionNode> LoadDeleteCondition(const Storage& storage, const std::string& path,
-                                          const EncryptionKey* key,
-                                          const Limits& limits = DefaultLimits());
+                                          const EncryptionKey* key, const Limits& limits);
 // The same from a generic tile already in memory (ConditionCommit::contents
 // of a commit inside a .con file, starting at `offset` there); `file` names
 // it in errors.
 Result<ConditionNode> DecodeDeleteCondition(Bytes tile, const std::string& file, uint64_t offset,
-                                            const EncryptionKey* key,
-                                            const Limits& limits = DefaultLimits());
+                                            const EncryptionKey* key, const Limits& limits);
 // An .upd file: the user's condition and the values.
 Result<UpdateCommit> LoadUpdateCommit(const Storage& storage, const std::string& path,
-                                      const EncryptionKey* key,
-                                      const Limits& limits = DefaultLimits());
+                                      const EncryptionKey* key, const Limits& limits);
 // The same from a generic tile already in memory (ConditionCommit::contents
 // of a commit inside a .con file).
 Result<UpdateCommit> DecodeUpdateCommit(Bytes tile, const std::string& file, uint64_t offset,
-                                        const EncryptionKey* key,
-                                        const Limits& limits = DefaultLimits());
+                                        const EncryptionKey* key, const Limits& limits);
 
 // Text for people: `a < 5`, `s == "x\"y"`, `a IN (1, 2)`, `(a < 5 AND b > 2) OR c != 0`.
 // `field_type` gives a field's datatype, to print values; without it (or

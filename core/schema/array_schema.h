@@ -163,8 +163,7 @@ ByteVec DefaultFillValue(Datatype type, uint32_t cell_val_num);
 // single domain datatype: every dimension gets it. Before version 6
 // attributes get DefaultFillValue. Trailing bytes after the schema are
 // corrupt. `name`, timestamps are left empty (the loader sets them).
-Result<ArraySchema> ParseArraySchema(Bytes payload, uint64_t file_offset = 0,
-                                     const Limits& limits = DefaultLimits());
+Result<ArraySchema> ParseArraySchema(Bytes payload, uint64_t file_offset, const Limits& limits);
 
 // An enumeration's values. Spec: format_spec/enumeration.md.
 struct Enumeration {
@@ -188,11 +187,9 @@ Result<Enumeration> ParseEnumeration(Bytes payload, uint64_t file_offset = 0);
 // Loads a schema file (generic tile) from storage, decrypting with `key`
 // when the tile is encrypted. Errors carry the path.
 Result<ArraySchema> LoadArraySchema(const Storage& storage, const std::string& path,
-                                    const EncryptionKey* key,
-                                    const Limits& limits = DefaultLimits());
+                                    const EncryptionKey* key, const Limits& limits);
 Result<Enumeration> LoadEnumeration(const Storage& storage, const std::string& path,
-                                    const EncryptionKey* key,
-                                    const Limits& limits = DefaultLimits());
+                                    const EncryptionKey* key, const Limits& limits);
 
 // Loads every enumeration `schema` refers to, in the schema's order, from
 // "__schema/__enumerations/<path name>" (storage rooted at the array). Each
@@ -201,7 +198,7 @@ Result<Enumeration> LoadEnumeration(const Storage& storage, const std::string& p
 Result<std::vector<Enumeration>> LoadSchemaEnumerations(const Storage& storage,
                                                         const ArraySchema& schema,
                                                         const EncryptionKey* key,
-                                                        const Limits& limits = DefaultLimits());
+                                                        const Limits& limits);
 
 // The schema as JSON (the shape of the corpus' expected schema.json): keys
 // array_type, tile_order, cell_order, capacity, allows_dups, version,

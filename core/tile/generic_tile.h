@@ -63,13 +63,12 @@ struct GenericTile {
 // (kKey if missing or wrong); a key given for an unencrypted tile is unused.
 // The chunks must add up to exactly the header's tile size.
 Result<GenericTile> DecodeGenericTile(Bytes bytes, const std::string& file, uint64_t file_offset,
-                                      const EncryptionKey* key,
-                                      const Limits& limits = DefaultLimits());
+                                      const EncryptionKey* key, const Limits& limits);
 
 // Reads the header, then exactly the persisted bytes, from storage, and
 // decodes. Errors carry `path` as context.
 Result<GenericTile> ReadGenericTile(const Storage& storage, const std::string& path,
                                     uint64_t offset, const EncryptionKey* key,
-                                    const Limits& limits = DefaultLimits());
+                                    const Limits& limits);
 
 }  // namespace tiledbfs::core

@@ -1,5 +1,6 @@
 // Limits on what untrusted numbers may make us allocate (docs/style.md 6). One
-// struct with sane defaults; every loader takes it (or uses the default).
+// struct with sane defaults; every loader takes it, and only entry points
+// (mains, the mount's options, tests) name DefaultLimits().
 #pragma once
 
 #include <cstdint>

@@ -36,7 +36,8 @@ Result<std::shared_ptr<Array>> OpenArray(const std::string& array_dir) {
   std::error_code ec;
   if (!fs::is_directory(array_dir, ec)) return Error::NotFound(array_dir + " is not an array");
   ASSIGN_OR_RETURN(auto storage, LocalStorage::Open(array_dir));
-  auto array = Array::Open(storage, std::nullopt);
+  // The writer's own arrays, on a local disk: the default caps.
+  auto array = Array::Open(storage, std::nullopt, DefaultLimits());
   if (!array.ok()) return array.error().WithContext(array_dir);
   return *array;
 }
@@ -231,7 +232,7 @@ Result<FragmentVacuum> VacuumFragments(const std::string& array_dir) {
   std::error_code ec;
   if (!fs::is_directory(array_dir, ec)) return Error::NotFound(array_dir + " is not an array");
   ASSIGN_OR_RETURN(auto storage, LocalStorage::Open(array_dir));
-  auto listed = ListArray(*storage);
+  auto listed = ListArray(*storage, DefaultLimits());
   if (!listed.ok()) return listed.error().WithContext(array_dir);
   const ArrayListing& listing = *listed;
 

@@ -159,7 +159,7 @@ Result<std::string> WriteArrayMetadata(const std::string& array_dir, uint64_t ti
     // Refuses encrypted arrays (the metadata would have to be encrypted too)
     // and anything our reader cannot open.
     ASSIGN_OR_RETURN(auto storage, LocalStorage::Open(array_dir));
-    ASSIGN_OR_RETURN(auto array, Array::Open(storage, std::nullopt));
+    ASSIGN_OR_RETURN(auto array, Array::Open(storage, std::nullopt, DefaultLimits()));
     (void)array;
   }
   ASSIGN_OR_RETURN(ByteVec payload, SerializeMetadataEntries(std::move(entries)));

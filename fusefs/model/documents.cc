@@ -345,16 +345,17 @@ Result<std::string> RenderLog(const core::Array& array, uint64_t timestamp) {
       return std::nullopt;
     };
     if (!c.is_update) {
-      auto cond = c.in_consolidated_file
-                      ? core::DecodeDeleteCondition(c.contents, c.path, 0, array.key())
-                      : core::LoadDeleteCondition(array.storage(), c.path, array.key());
+      auto cond =
+          c.in_consolidated_file
+              ? core::DecodeDeleteCondition(c.contents, c.path, 0, array.key(), array.limits())
+              : core::LoadDeleteCondition(array.storage(), c.path, array.key(), array.limits());
       if (!cond.ok()) return cond.error().WithContext(c.path);
       text = core::ConditionToText(*cond, type_of);
       events.push_back({c.name.t2, 2, "delete where " + text});
     } else {
       auto upd = c.in_consolidated_file
-                     ? core::DecodeUpdateCommit(c.contents, c.path, 0, array.key())
-                     : core::LoadUpdateCommit(array.storage(), c.path, array.key());
+                     ? core::DecodeUpdateCommit(c.contents, c.path, 0, array.key(), array.limits())
+                     : core::LoadUpdateCommit(array.storage(), c.path, array.key(), array.limits());
       if (!upd.ok()) return upd.error().WithContext(c.path);
       text = core::ConditionToText(upd->condition, type_of);
       events.push_back({c.name.t2, 2, "update where " + text});
@@ -364,8 +365,9 @@ Result<std::string> RenderLog(const core::Array& array, uint64_t timestamp) {
     if (m.t2 > timestamp) continue;
     std::string path = "__meta/" + m.name + m.extension;
     std::string what = "metadata";
-    ASSIGN_OR_RETURN_CTX(auto tile, core::ReadGenericTile(array.storage(), path, 0, array.key()),
-                         path);
+    ASSIGN_OR_RETURN_CTX(
+        auto tile, core::ReadGenericTile(array.storage(), path, 0, array.key(), array.limits()),
+        path);
     ASSIGN_OR_RETURN_CTX(auto entries, core::ParseMetadataFile(tile.data, 0), path);
     std::vector<std::string> put, del;
     for (const auto& e : entries) (e.deleted ? del : put).push_back(e.key);

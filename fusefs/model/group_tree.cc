@@ -38,7 +38,7 @@ uint64_t GroupTree::timestamp() const {
 
 Result<std::vector<core::GroupMember>> GroupTree::Members() {
   const core::EncryptionKey* key = options_.key ? &*options_.key : nullptr;
-  return core::LoadGroupMembers(*storage_, timestamp(), key);
+  return core::LoadGroupMembers(*storage_, timestamp(), key, options_.limits);
 }
 
 Result<Tree*> GroupTree::Member(const std::string& file_name) {
@@ -46,7 +46,8 @@ Result<Tree*> GroupTree::Member(const std::string& file_name) {
   auto it = members_.find(file_name);
   if (it != members_.end()) return it->second.get();
   const core::EncryptionKey* key = options_.key ? &*options_.key : nullptr;
-  ASSIGN_OR_RETURN(auto members, core::LoadGroupMembers(*storage_, timestamp(), key));
+  ASSIGN_OR_RETURN(auto members,
+                   core::LoadGroupMembers(*storage_, timestamp(), key, options_.limits));
   for (const auto& m : members) {
     if (EscapeName(m.name) != file_name) continue;
     Result<std::string> path = core::ResolveMemberUri(root_, m.uri, m.relative);
@@ -66,7 +67,8 @@ Result<std::shared_ptr<const std::string>> GroupTree::RenderOwn(
   const core::EncryptionKey* key = options_.key ? &*options_.key : nullptr;
   if (parts.size() == 1 && parts[0] == "group.json") {
     ASSIGN_OR_RETURN(auto members, Members());
-    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));
+    ASSIGN_OR_RETURN(auto md,
+                     core::LoadMetadata(*storage_, "__meta", timestamp(), key, options_.limits));
     nlohmann::ordered_json j;
     j["members"] = nlohmann::ordered_json::array();
     for (const auto& m : members) {
@@ -79,11 +81,13 @@ Result<std::shared_ptr<const std::string>> GroupTree::RenderOwn(
     return std::make_shared<const std::string>(core::DumpJsonText(j, 2) + "\n");
   }
   if (parts.size() == 1 && parts[0] == "metadata.json") {
-    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));
+    ASSIGN_OR_RETURN(auto md,
+                     core::LoadMetadata(*storage_, "__meta", timestamp(), key, options_.limits));
     return std::make_shared<const std::string>(core::DumpJsonText(MetadataJson(md), 2) + "\n");
   }
   if (parts.size() == 2 && parts[0] == "metadata") {
-    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));
+    ASSIGN_OR_RETURN(auto md,
+                     core::LoadMetadata(*storage_, "__meta", timestamp(), key, options_.limits));
     auto it = md.find(UnescapeName(parts[1]));
     if (it == md.end()) return Error::NotFound(fmt::format("metadata/{}: no such key", parts[1]));
     return std::make_shared<const std::string>(MetadataValueText(it->second));
@@ -132,7 +136,8 @@ Result<std::vector<DirEntryAttr>> GroupTree::List(const std::string& path) {
     return out;
   }
   if (parts.size() == 1 && parts[0] == "metadata") {
-    ASSIGN_OR_RETURN(auto md, core::LoadMetadata(*storage_, "__meta", timestamp(), key));
+    ASSIGN_OR_RETURN(auto md,
+                     core::LoadMetadata(*storage_, "__meta", timestamp(), key, options_.limits));
     for (const auto& [k, v] : md) {
       NodeAttr a;
       a.size = MetadataValueText(v).size();

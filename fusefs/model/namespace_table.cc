@@ -111,7 +111,8 @@ const NamespaceEntry* FindEntry(ViewKind kind, std::string_view name) {
 }
 
 Result<std::map<std::string, core::MetadataValue>> ViewMetadata(const Scope& s) {
-  return core::LoadMetadata(s.array->storage(), "__meta", s.view->timestamp(), s.array->key());
+  return core::LoadMetadata(s.array->storage(), "__meta", s.view->timestamp(), s.array->key(),
+                            s.array->limits());
 }
 
 Result<std::string> RenderMetadataValue(const Scope& scope, const std::string& key) {

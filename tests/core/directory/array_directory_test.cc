@@ -76,7 +76,7 @@ TEST(ListArray, CorpusMatchesTileDB) {
     SCOPED_TRACE(dir);
     auto s = Open(dir);
     ASSERT_NE(s, nullptr);
-    auto l = ListArray(*s);
+    auto l = ListArray(*s, DefaultLimits());
     ASSERT_TRUE(l.ok()) << l.error().ToString();
     nlohmann::json j = ReadJson(kCorpus + "expected/" + exp + "/fragments.json");
 
@@ -118,7 +118,7 @@ TEST(ListArray, CorpusMatchesTileDB) {
 }
 
 TEST(ListArray, ConsolidatedNotVacuumed) {
-  auto l = ListArray(*Open("consolidated"));
+  auto l = ListArray(*Open("consolidated"), DefaultLimits());
   ASSERT_TRUE(l.ok()) << l.error().ToString();
   ASSERT_EQ(l->fragments.size(), 5u);
   // (t1, t2) order: the consolidated __t1_t4 after __t1_t1.
@@ -141,7 +141,7 @@ TEST(ListArray, ConsolidatedNotVacuumed) {
 }
 
 TEST(ListArray, CommitsConsolidated) {
-  auto l = ListArray(*Open("commits_consolidated"));
+  auto l = ListArray(*Open("commits_consolidated"), DefaultLimits());
   ASSERT_TRUE(l.ok()) << l.error().ToString();
   const std::string con =
       "__commits/__1700000001000_1700000005000_01c2da7b2249c52328d405950e632d65_22.con";
@@ -167,7 +167,7 @@ TEST(ListArray, CommitsConsolidated) {
 }
 
 TEST(ListArray, DeleteCommit) {
-  auto l = ListArray(*Open("deletes"));
+  auto l = ListArray(*Open("deletes"), DefaultLimits());
   ASSERT_TRUE(l.ok()) << l.error().ToString();
   ASSERT_EQ(l->conditions.size(), 1u);
   const ConditionCommit& c = l->conditions[0];
@@ -182,7 +182,7 @@ TEST(ListArray, DeleteCommit) {
 
 TEST(ListArray, LegacyLayouts) {
   // TileDB 1.4: __array_schema.tdb, a __uuid_t fragment with no commit file.
-  auto v14 = ListArray(*Open("legacy_non_split_coords_v1_4_0"));
+  auto v14 = ListArray(*Open("legacy_non_split_coords_v1_4_0"), DefaultLimits());
   ASSERT_TRUE(v14.ok()) << v14.error().ToString();
   ASSERT_EQ(v14->schemas.size(), 1u);
   EXPECT_EQ(v14->schemas[0].path, "__array_schema.tdb");
@@ -194,7 +194,7 @@ TEST(ListArray, LegacyLayouts) {
   EXPECT_EQ(v14->fragments[0].name.format, NameFormat::kUuidTimestamp);
 
   // Format 10: fragment folder and .ok in the root, schema in __schema.
-  auto v10 = ListArray(*Open("legacy_zero_var_chunks_v10"));
+  auto v10 = ListArray(*Open("legacy_zero_var_chunks_v10"), DefaultLimits());
   ASSERT_TRUE(v10.ok()) << v10.error().ToString();
   ASSERT_EQ(v10->fragments.size(), 1u);
   EXPECT_EQ(v10->fragments[0].commit, CommitKind::kOk);
@@ -203,14 +203,14 @@ TEST(ListArray, LegacyLayouts) {
   EXPECT_EQ(v10->fragments[0].commit_file, v10->fragments[0].dir + ".ok");
   EXPECT_EQ(v10->fragments[0].name.version, 10u);
 
-  auto v11 = ListArray(*Open("legacy_sparse_array_v11"));
+  auto v11 = ListArray(*Open("legacy_sparse_array_v11"), DefaultLimits());
   ASSERT_TRUE(v11.ok()) << v11.error().ToString();
   EXPECT_TRUE(v11->fragments.empty());
   EXPECT_EQ(v11->schemas.size(), 1u);
 }
 
 TEST(ListArray, SchemasAndMetadata) {
-  auto se = ListArray(*Open("schema_evolution"));
+  auto se = ListArray(*Open("schema_evolution"), DefaultLimits());
   ASSERT_TRUE(se.ok());
   ASSERT_EQ(se->schemas.size(), 3u);
   EXPECT_EQ(se->schemas[0].t1, 1700000000000u);
@@ -218,12 +218,12 @@ TEST(ListArray, SchemasAndMetadata) {
   EXPECT_EQ(se->schemas[1].path, "__schema/" + se->schemas[1].name);
   EXPECT_FALSE(se->has_enumerations_dir);
 
-  auto en = ListArray(*Open("enumerations"));
+  auto en = ListArray(*Open("enumerations"), DefaultLimits());
   ASSERT_TRUE(en.ok());
   EXPECT_TRUE(en->has_enumerations_dir);
   EXPECT_EQ(en->schemas.size(), 2u);  // __enumerations is not a schema
 
-  auto md = ListArray(*Open("metadata"));
+  auto md = ListArray(*Open("metadata"), DefaultLimits());
   ASSERT_TRUE(md.ok());
   ASSERT_EQ(md->metadata_files.size(), 3u);
   EXPECT_EQ(md->metadata_files[0].t1, 1700000002000u);
@@ -232,7 +232,7 @@ TEST(ListArray, SchemasAndMetadata) {
 }
 
 TEST(ListArray, GroupIsNotAnArray) {
-  auto l = ListArray(*Open("group"));
+  auto l = ListArray(*Open("group"), DefaultLimits());
   ASSERT_FALSE(l.ok());
   EXPECT_EQ(l.error().code(), ErrorCode::kNotFound);
   EXPECT_NE(l.error().message().find("not an array"), std::string::npos);
@@ -249,7 +249,7 @@ TEST(ListArray, UncommittedFragmentIsNotListed) {
   PutFragmentDir(&s, "__fragments/not_a_fragment");
   Put(&s, "__fragments/" + Frag(1, 1, kU4));
   Put(&s, "__commits/" + a + ".wrt");
-  auto l = ListArray(s);
+  auto l = ListArray(s, DefaultLimits());
   ASSERT_TRUE(l.ok()) << l.error().ToString();
   EXPECT_EQ(FragmentNames(*l), std::vector<std::string>{a});
   EXPECT_TRUE(l->fragments[0].dir_exists);
@@ -268,7 +268,7 @@ TEST(ListArray, ConsolidatedCommitsWithIgnoreFile) {
   // c's .wrt is still there next to the .con: listed once, by the .con.
   Put(&s, "__commits/" + c + ".wrt");
   Put(&s, "__commits/" + d + ".wrt");
-  auto l = ListArray(s);
+  auto l = ListArray(s, DefaultLimits());
   ASSERT_TRUE(l.ok()) << l.error().ToString();
   ASSERT_EQ(FragmentNames(*l), (std::vector<std::string>{a, c, d}));
   EXPECT_EQ(l->fragments[0].commit, CommitKind::kConsolidated);
@@ -280,7 +280,7 @@ TEST(ListArray, ConsolidatedCommitsWithIgnoreFile) {
 
   // An ignored entry with its .wrt still present is committed by the .wrt.
   Put(&s, "__commits/" + b + ".wrt");
-  auto l2 = ListArray(s);
+  auto l2 = ListArray(s, DefaultLimits());
   ASSERT_TRUE(l2.ok());
   ASSERT_EQ(l2->fragments.size(), 4u);
   EXPECT_EQ(l2->fragments[1].commit, CommitKind::kWrt);
@@ -301,7 +301,7 @@ TEST(ListArray, ConditionsInConsolidatedFile) {
   Put(&s, "__commits/" + Frag(1, 1, kU4) + ".del", "own");
   // del2's entry is ignored: TileDB still applies it; flagged.
   Put(&s, "__commits/" + Frag(4, 4, kU4) + ".ign", "__commits/" + del2 + "\n");
-  auto l = ListArray(s);
+  auto l = ListArray(s, DefaultLimits());
   ASSERT_TRUE(l.ok()) << l.error().ToString();
   ASSERT_EQ(l->conditions.size(), 4u);
   EXPECT_EQ(l->conditions[0].path, "__commits/" + Frag(1, 1, kU4) + ".del");
@@ -334,7 +334,7 @@ TEST(ListArray, LegacyCommits) {
   Put(&s, "__lock.tdb");
   Put(&s, "user_notes/readme.txt", "not a fragment");
   Put(&s, "__labels/l/__schema/__1_1_" + kU1, "a dimension label array");
-  auto l = ListArray(s);
+  auto l = ListArray(s, DefaultLimits());
   ASSERT_TRUE(l.ok()) << l.error().ToString();
   ASSERT_EQ(l->schemas.size(), 2u);
   EXPECT_EQ(l->schemas[0].path, "__array_schema.tdb");  // older than any __schema one
@@ -354,7 +354,7 @@ TEST(ListArray, DanglingCommitIsReported) {
   Put(&s, kSchema, "s");
   std::string a = Frag(1, 1, kU1);
   Put(&s, "__commits/" + a + ".wrt");
-  auto l = ListArray(s);
+  auto l = ListArray(s, DefaultLimits());
   ASSERT_TRUE(l.ok());
   ASSERT_EQ(l->fragments.size(), 1u);
   EXPECT_FALSE(l->fragments[0].dir_exists);
@@ -379,7 +379,7 @@ TEST(ListArray, VacuumFilesAndFragmentMeta) {
   Put(&s, "__meta/__1_2_" + kU3 + ".vac",
       "file:///data/arr/__meta/__1_1_" + kU1 + "\n/__meta/__2_2_" + kU2 + "\n");
   Put(&s, "__meta/__3_3_" + kU4 + ".tmp", "partial write");
-  auto l = ListArray(s);
+  auto l = ListArray(s, DefaultLimits());
   ASSERT_TRUE(l.ok()) << l.error().ToString();
   ASSERT_EQ(l->fragment_vacuums.size(), 1u);
   EXPECT_EQ(l->fragment_vacuums[0].path, b + ".vac");
@@ -396,7 +396,7 @@ TEST(ListArray, VacuumFilesAndFragmentMeta) {
 }
 
 void ExpectCorrupt(const MemoryStorage& s, const std::string& what) {
-  auto l = ListArray(s);
+  auto l = ListArray(s, DefaultLimits());
   ASSERT_FALSE(l.ok()) << what;
   EXPECT_EQ(l.error().code(), ErrorCode::kCorrupt) << l.error().ToString();
   EXPECT_NE(l.error().message().find(what), std::string::npos) << l.error().message();
@@ -469,7 +469,7 @@ TEST(ListArray, UnknownEntriesAreIgnored) {
   Put(&s, "__commits/subdir/" + Frag(1, 1, kU1) + ".wrt");
   Put(&s, "__meta/.DS_Store", "x");
   Put(&s, "random.bin", "x");
-  auto l = ListArray(s);
+  auto l = ListArray(s, DefaultLimits());
   ASSERT_TRUE(l.ok()) << l.error().ToString();
   EXPECT_EQ(l->schemas.size(), 1u);
   EXPECT_TRUE(l->has_enumerations_dir);
@@ -480,13 +480,13 @@ TEST(ListArray, UnknownEntriesAreIgnored) {
 
 TEST(ListArray, NotAnArray) {
   MemoryStorage empty;
-  auto l = ListArray(empty);
+  auto l = ListArray(empty, DefaultLimits());
   ASSERT_FALSE(l.ok());
   EXPECT_EQ(l.error().code(), ErrorCode::kNotFound);
 
   MemoryStorage only_fragments;
   PutFragmentDir(&only_fragments, "__fragments/" + Frag(1, 1, kU1));
-  EXPECT_EQ(ListArray(only_fragments).error().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(ListArray(only_fragments, DefaultLimits()).error().code(), ErrorCode::kNotFound);
 }
 
 TEST(ListArray, Limits) {

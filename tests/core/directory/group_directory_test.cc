@@ -23,7 +23,7 @@ void Put(MemoryStorage* s, const std::string& path, const std::string& data = ""
 }
 
 TEST(ListGroup, CorpusGroup) {
-  auto g = ListGroup(*Open("group"));
+  auto g = ListGroup(*Open("group"), DefaultLimits());
   ASSERT_TRUE(g.ok()) << g.error().ToString();
   EXPECT_TRUE(g->has_group_file);
   ASSERT_EQ(g->detail_files.size(), 1u);
@@ -36,14 +36,14 @@ TEST(ListGroup, CorpusGroup) {
   EXPECT_TRUE(g->detail_vacuums.empty());
   EXPECT_TRUE(g->metadata_vacuums.empty());
 
-  auto sub = ListGroup(*Open("group/sub"));
+  auto sub = ListGroup(*Open("group/sub"), DefaultLimits());
   ASSERT_TRUE(sub.ok()) << sub.error().ToString();
   EXPECT_EQ(sub->detail_files.size(), 1u);
   EXPECT_EQ(sub->metadata_files.size(), 1u);
 }
 
 TEST(ListGroup, ArrayIsNotAGroup) {
-  auto g = ListGroup(*Open("dense_1d"));
+  auto g = ListGroup(*Open("dense_1d"), DefaultLimits());
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.error().code(), ErrorCode::kNotFound);
   EXPECT_NE(g.error().message().find("not a group"), std::string::npos);
@@ -59,7 +59,7 @@ TEST(ListGroup, DetailsWithoutMarkerAndVacuumFiles) {
   Put(&s, "__meta/__1_1_" + kU2 + ".vac", "file:///data/g/__meta/__0_0_" + kU3 + "\n");
   Put(&s, "__meta/__5_5_" + kU3 + ".tmp", "partial");
   Put(&s, "member_array/__schema/__1_1_" + kU1, "s");
-  auto g = ListGroup(s);
+  auto g = ListGroup(s, DefaultLimits());
   ASSERT_TRUE(g.ok()) << g.error().ToString();
   EXPECT_FALSE(g->has_group_file);
   ASSERT_EQ(g->detail_files.size(), 2u);
@@ -78,7 +78,7 @@ TEST(ListGroup, MalformedNames) {
   MemoryStorage s;
   Put(&s, "__tiledb_group.tdb");
   Put(&s, "__group/details", "d");
-  auto g = ListGroup(s);
+  auto g = ListGroup(s, DefaultLimits());
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(g.error().message().find("__group/details: not a timestamped name \"details\""),
@@ -88,7 +88,7 @@ TEST(ListGroup, MalformedNames) {
   MemoryStorage m;
   Put(&m, "__tiledb_group.tdb");
   Put(&m, "__meta/__1_1_" + kU1 + ".vac", "ok\n\n");
-  auto mg = ListGroup(m);
+  auto mg = ListGroup(m, DefaultLimits());
   ASSERT_FALSE(mg.ok());
   EXPECT_NE(
       mg.error().message().find("__meta/__1_1_" + kU1 + ".vac: offset 3: URI list: empty line"),

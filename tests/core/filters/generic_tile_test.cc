@@ -49,7 +49,8 @@ TEST(GenericTileTest, EveryCorpusGenericTileDecodesToItsTileSize) {
     ASSERT_TRUE(h.ok()) << h.error().ToString();
     EXPECT_EQ(h->header_size, kGenericTileFixedHeaderSize + h->filter_pipeline_size);
     EXPECT_EQ(h->encryption_type, IsEncryptedArray(path) ? 1 : 0);
-    auto t = DecodeGenericTile(bytes, path, 0, IsEncryptedArray(path) ? &key : nullptr);
+    auto t =
+        DecodeGenericTile(bytes, path, 0, IsEncryptedArray(path) ? &key : nullptr, DefaultLimits());
     ASSERT_TRUE(t.ok()) << t.error().ToString();
     EXPECT_EQ(t->data.size(), h->tile_size);
     // Metadata files hold one generic tile each, schemas too.
@@ -63,7 +64,7 @@ TEST(GenericTileTest, ReadGenericTileThroughStorage) {
   auto list = (*storage)->List("__schema");
   ASSERT_TRUE(list.ok());
   std::string path = "__schema/" + list->at(0).name;
-  auto t = ReadGenericTile(**storage, path, 0, nullptr);
+  auto t = ReadGenericTile(**storage, path, 0, nullptr, DefaultLimits());
   ASSERT_TRUE(t.ok()) << t.error().ToString();
   EXPECT_EQ(t->disk_size, list->at(0).size);
   // The schema starts with its own version number.
@@ -71,7 +72,7 @@ TEST(GenericTileTest, ReadGenericTileThroughStorage) {
   std::memcpy(&version, t->data.data(), 4);
   EXPECT_EQ(version, 22u);
 
-  auto past = ReadGenericTile(**storage, path, list->at(0).size - 3, nullptr);
+  auto past = ReadGenericTile(**storage, path, list->at(0).size - 3, nullptr, DefaultLimits());
   ASSERT_FALSE(past.ok());
   EXPECT_EQ(past.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(past.error().message().find("truncated"), std::string::npos);
@@ -87,21 +88,21 @@ std::string EncryptedSchemaPath() {
 
 TEST(GenericTileTest, EncryptedTileNeedsTheRightKey) {
   ByteVec bytes = ReadFileBytes(EncryptedSchemaPath());
-  auto none = DecodeGenericTile(bytes, "__schema/x", 0, nullptr);
+  auto none = DecodeGenericTile(bytes, "__schema/x", 0, nullptr, DefaultLimits());
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code(), ErrorCode::kKey);
   EXPECT_NE(none.error().message().find("__schema/x"), std::string::npos);
 
   EncryptionKey wrong = CorpusKey();
   wrong.bytes[0] ^= 1;
-  auto bad = DecodeGenericTile(bytes, "__schema/x", 0, &wrong);
+  auto bad = DecodeGenericTile(bytes, "__schema/x", 0, &wrong, DefaultLimits());
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code(), ErrorCode::kKey);
   EXPECT_NE(bad.error().message().find("authentication failed"), std::string::npos);
   EXPECT_NE(bad.error().message().find("__schema/x"), std::string::npos);
 
   EncryptionKey key = CorpusKey();
-  auto good = DecodeGenericTile(bytes, "__schema/x", 0, &key);
+  auto good = DecodeGenericTile(bytes, "__schema/x", 0, &key, DefaultLimits());
   ASSERT_TRUE(good.ok()) << good.error().ToString();
 }
 
@@ -117,7 +118,7 @@ TEST(GenericTileTest, EveryTruncationPrefixIsRejected) {
     SCOPED_TRACE(path);
     ByteVec bytes = ReadFileBytes(path);
     for (size_t n = 0; n < bytes.size(); ++n) {
-      auto t = DecodeGenericTile(Bytes(bytes.data(), n), "f", 0, &key);
+      auto t = DecodeGenericTile(Bytes(bytes.data(), n), "f", 0, &key, DefaultLimits());
       ASSERT_FALSE(t.ok()) << n;
       EXPECT_EQ(t.error().code(), ErrorCode::kCorrupt) << n << ": " << t.error().ToString();
     }
@@ -137,7 +138,7 @@ TEST(GenericTileTest, BadFieldsAreNamed) {
   {
     ByteVec b = good;
     b[20] = 200;  // datatype
-    auto t = DecodeGenericTile(b, "f", 0, nullptr);
+    auto t = DecodeGenericTile(b, "f", 0, nullptr, DefaultLimits());
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.error().code(), ErrorCode::kCorrupt);
     EXPECT_NE(t.error().message().find("datatype"), std::string::npos);
@@ -145,7 +146,7 @@ TEST(GenericTileTest, BadFieldsAreNamed) {
   {
     ByteVec b = good;
     b[29] = 7;  // encryption type
-    auto t = DecodeGenericTile(b, "f", 0, nullptr);
+    auto t = DecodeGenericTile(b, "f", 0, nullptr, DefaultLimits());
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.error().code(), ErrorCode::kUnsupported);
     EXPECT_NE(t.error().message().find("encryption type 7"), std::string::npos);
@@ -153,14 +154,14 @@ TEST(GenericTileTest, BadFieldsAreNamed) {
   {
     ByteVec b = good;
     b[29] = 1;  // says encrypted, but the pipeline has no encryption filter
-    auto t = DecodeGenericTile(b, "f", 0, nullptr);
+    auto t = DecodeGenericTile(b, "f", 0, nullptr, DefaultLimits());
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.error().code(), ErrorCode::kCorrupt);
   }
   {
     ByteVec b = good;
     b[0] = 24;  // version
-    auto t = DecodeGenericTile(b, "f", 0, nullptr);
+    auto t = DecodeGenericTile(b, "f", 0, nullptr, DefaultLimits());
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.error().code(), ErrorCode::kUnsupported);
     EXPECT_NE(t.error().message().find("format version 24"), std::string::npos);
@@ -168,7 +169,7 @@ TEST(GenericTileTest, BadFieldsAreNamed) {
   {
     ByteVec b = good;
     b[42] = 99;  // the first filter's type byte (pipeline at 34: 4 + 4 bytes)
-    auto t = DecodeGenericTile(b, "f", 0, nullptr);
+    auto t = DecodeGenericTile(b, "f", 0, nullptr, DefaultLimits());
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.error().code(), ErrorCode::kUnsupported);
     EXPECT_NE(t.error().message().find("unknown filter type 99"), std::string::npos);
@@ -181,7 +182,7 @@ TEST(GenericTileTest, OversizedLengthsAllocateNothing) {
     ByteVec b = good;
     uint64_t huge = uint64_t{1} << 40;
     std::memcpy(b.data() + 12, &huge, 8);  // tile size
-    auto t = DecodeGenericTile(b, "f", 0, nullptr);
+    auto t = DecodeGenericTile(b, "f", 0, nullptr, DefaultLimits());
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.error().code(), ErrorCode::kOutOfMemory);
   }
@@ -189,7 +190,7 @@ TEST(GenericTileTest, OversizedLengthsAllocateNothing) {
     ByteVec b = good;
     uint64_t huge = ~uint64_t{0};
     std::memcpy(b.data() + 4, &huge, 8);  // persisted size
-    auto t = DecodeGenericTile(b, "f", 0, nullptr);
+    auto t = DecodeGenericTile(b, "f", 0, nullptr, DefaultLimits());
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.error().code(), ErrorCode::kCorrupt);
   }
@@ -200,7 +201,7 @@ TEST(GenericTileTest, OversizedLengthsAllocateNothing) {
     std::memcpy(&size, b.data() + 12, 8);
     size += 1;
     std::memcpy(b.data() + 12, &size, 8);
-    auto t = DecodeGenericTile(b, "f", 0, nullptr);
+    auto t = DecodeGenericTile(b, "f", 0, nullptr, DefaultLimits());
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.error().code(), ErrorCode::kCorrupt);
     EXPECT_NE(t.error().message().find("expected"), std::string::npos);
@@ -213,7 +214,7 @@ TEST(GenericTileTest, OversizedLengthsAllocateNothing) {
     size_t chunk = 34 + pipeline_size + 8;
     uint32_t huge = 0xffffffffu;
     std::memcpy(b.data() + chunk, &huge, 4);
-    auto t = DecodeGenericTile(b, "f", 0, nullptr);
+    auto t = DecodeGenericTile(b, "f", 0, nullptr, DefaultLimits());
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.error().code(), ErrorCode::kCorrupt);
   }

@@ -79,7 +79,7 @@ CorpusArray OpenArray(const std::string& rel) {
     }
   }
   for (const auto& path : schema_files) {
-    auto s = LoadArraySchema(*a.storage, path, a.key_ptr());
+    auto s = LoadArraySchema(*a.storage, path, a.key_ptr(), DefaultLimits());
     EXPECT_TRUE(s.ok()) << rel << "/" << path << ": " << (s.ok() ? "" : s.error().ToString());
     if (!s.ok()) continue;
     std::string name = fs::path(path).filename().string();
@@ -242,7 +242,8 @@ TEST(CorpusFragments, EveryFragmentMatchesTileDB) {
     CorpusArray a = OpenArray(rel);
     for (const auto& fr : a.fragments) {
       const std::string ctx = rel + "/" + fr.dir;
-      auto loaded = FragmentMetadata::Load(a.storage, fr.dir, fr.name, a.schemas, a.key_ptr());
+      auto loaded = FragmentMetadata::Load(a.storage, fr.dir, fr.name, a.schemas, a.key_ptr(),
+                                           DefaultLimits());
       ASSERT_TRUE(loaded.ok()) << ctx << ": " << loaded.error().ToString();
       const FragmentMetadata& m = **loaded;
       ++checked;
@@ -288,7 +289,7 @@ TEST(CorpusFragments, Dense1dTileOffsetsLocateRealTiles) {
   CorpusArray a = OpenArray("dense_1d");
   ASSERT_EQ(a.fragments.size(), 1u);
   auto m = FragmentMetadata::Load(a.storage, a.fragments[0].dir, a.fragments[0].name, a.schemas,
-                                  nullptr);
+                                  nullptr, DefaultLimits());
   ASSERT_TRUE(m.ok()) << m.error().ToString();
   EXPECT_TRUE((*m)->dense());
   EXPECT_EQ((*m)->tile_num(), 10u);  // [1,100] in tiles of 10
@@ -331,7 +332,8 @@ TEST(CorpusFragments, DenseGridWithNegativeLowsAndMixedExtents) {
   CorpusArray a = OpenArray("dense_colmajor");
   ASSERT_EQ(a.fragments.size(), 3u);
   for (const auto& fr : a.fragments) {
-    auto m = FragmentMetadata::Load(a.storage, fr.dir, fr.name, a.schemas, nullptr);
+    auto m =
+        FragmentMetadata::Load(a.storage, fr.dir, fr.name, a.schemas, nullptr, DefaultLimits());
     ASSERT_TRUE(m.ok()) << m.error().ToString();
     const DenseTileGrid& g = (*m)->dense_grid();
     EXPECT_EQ(g.cells_per_tile, 12u);  // 4 x 3
@@ -347,7 +349,7 @@ TEST(CorpusFragments, SparseStatisticsAndConditions) {
   CorpusArray a = OpenArray("sparse_2d");
   ASSERT_FALSE(a.fragments.empty());
   auto m = FragmentMetadata::Load(a.storage, a.fragments[0].dir, a.fragments[0].name, a.schemas,
-                                  nullptr);
+                                  nullptr, DefaultLimits());
   ASSERT_TRUE(m.ok()) << m.error().ToString();
   const FragmentMetadata& f = **m;
   EXPECT_FALSE(f.dense());
@@ -392,14 +394,14 @@ TEST(CorpusFragments, EncryptedSectionsNeedTheKey) {
   ASSERT_FALSE(a.fragments.empty());
   // The footer is a plain blob: it loads without the key...
   auto m = FragmentMetadata::Load(a.storage, a.fragments[0].dir, a.fragments[0].name, a.schemas,
-                                  nullptr);
+                                  nullptr, DefaultLimits());
   ASSERT_TRUE(m.ok()) << m.error().ToString();
   // ...but the sections are encrypted generic tiles.
   auto offsets = (*m)->TileOffsets(FieldRef::Attribute(0));
   ASSERT_FALSE(offsets.ok());
   EXPECT_EQ(offsets.error().code(), ErrorCode::kKey);
   auto keyed = FragmentMetadata::Load(a.storage, a.fragments[0].dir, a.fragments[0].name, a.schemas,
-                                      a.key_ptr());
+                                      a.key_ptr(), DefaultLimits());
   ASSERT_TRUE(keyed.ok());
   auto ok = (*keyed)->TileOffsets(FieldRef::Attribute(0));
   ASSERT_TRUE(ok.ok()) << ok.error().ToString();
@@ -411,7 +413,7 @@ TEST(CorpusFragments, LegacyV1Fragment) {
   ASSERT_EQ(a.fragments.size(), 1u);
   EXPECT_EQ(a.fragments[0].name.ImpliedFormatVersion(), 2u);
   auto m = FragmentMetadata::Load(a.storage, a.fragments[0].dir, a.fragments[0].name, a.schemas,
-                                  nullptr);
+                                  nullptr, DefaultLimits());
   ASSERT_TRUE(m.ok()) << m.error().ToString();
   const FragmentMetadata& f = **m;
   EXPECT_EQ(f.version(), 1u);
@@ -443,7 +445,7 @@ TEST(CorpusFragments, ConsolidatedFragmentMetadataFile) {
   for (const auto& e : fs::directory_iterator(dir)) {
     meta_file = "__fragment_meta/" + e.path().filename().string();
   }
-  auto footers = LoadConsolidatedFragmentMeta(*a.storage, meta_file, nullptr);
+  auto footers = LoadConsolidatedFragmentMeta(*a.storage, meta_file, nullptr, DefaultLimits());
   ASSERT_TRUE(footers.ok()) << footers.error().ToString();
   ASSERT_EQ(footers->size(), 5u);
   size_t matched = 0;
@@ -456,9 +458,10 @@ TEST(CorpusFragments, ConsolidatedFragmentMetadataFile) {
     if (fr == nullptr) continue;  // the t1 fragment was deleted (delete_fragments)
     ++matched;
     auto from = FragmentMetadata::FromFooter(a.storage, fr->dir, fr->name, c.footer, c.offset,
-                                             a.schemas, nullptr);
+                                             a.schemas, nullptr, DefaultLimits());
     ASSERT_TRUE(from.ok()) << from.error().ToString();
-    auto own = FragmentMetadata::Load(a.storage, fr->dir, fr->name, a.schemas, nullptr);
+    auto own =
+        FragmentMetadata::Load(a.storage, fr->dir, fr->name, a.schemas, nullptr, DefaultLimits());
     ASSERT_TRUE(own.ok());
     EXPECT_TRUE((*from)->has_consolidated_footer());
     const FragmentFooter& x = (*from)->footer();
@@ -487,7 +490,8 @@ TEST(CorpusFragments, ConsolidatedFragmentMetadataFile) {
 
 TEST(CorpusFragments, MissingSchemaIsNotFound) {
   CorpusArray a = OpenArray("sparse_2d");
-  auto m = FragmentMetadata::Load(a.storage, a.fragments[0].dir, a.fragments[0].name, {}, nullptr);
+  auto m = FragmentMetadata::Load(a.storage, a.fragments[0].dir, a.fragments[0].name, {}, nullptr,
+                                  DefaultLimits());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code(), ErrorCode::kNotFound);
   EXPECT_NE(m.error().message().find("__1700000000000_1700000000000_704f686ac4f95122cb45ca0bcc"),

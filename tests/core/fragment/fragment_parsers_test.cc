@@ -35,7 +35,7 @@ RealFooter ReadRealFooter(const std::string& array) {
   for (const auto& e : fs::directory_iterator(CorpusDir() + "/arrays/" + array + "/__schema")) {
     if (e.is_regular_file()) schema = e.path().filename().string();
   }
-  auto s = LoadArraySchema(**storage, "__schema/" + schema, nullptr);
+  auto s = LoadArraySchema(**storage, "__schema/" + schema, nullptr, DefaultLimits());
   EXPECT_TRUE(s.ok());
   f.schema = *s;
   f.schema.name = schema;
@@ -372,9 +372,10 @@ TEST(LegacyParser, CorpusPayloadAndTruncations) {
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.is_directory()) frag = e.path().filename().string();
   }
-  auto schema = LoadArraySchema(**storage, "__array_schema.tdb", nullptr);
+  auto schema = LoadArraySchema(**storage, "__array_schema.tdb", nullptr, DefaultLimits());
   ASSERT_TRUE(schema.ok()) << schema.error().ToString();
-  auto tile = ReadGenericTile(**storage, frag + "/__fragment_metadata.tdb", 0, nullptr);
+  auto tile =
+      ReadGenericTile(**storage, frag + "/__fragment_metadata.tdb", 0, nullptr, DefaultLimits());
   ASSERT_TRUE(tile.ok()) << tile.error().ToString();
   auto m = ParseLegacyFragmentMetadata(tile->data, 0, *schema, false);
   ASSERT_TRUE(m.ok()) << m.error().ToString();
@@ -408,9 +409,9 @@ TEST(ConsolidatedMetaParser, RealFileAndTruncations) {
   for (const auto& e : fs::directory_iterator(dir + "/__fragment_meta")) {
     meta = "__fragment_meta/" + e.path().filename().string();
   }
-  auto tile = ReadGenericTile(**storage, meta, 0, nullptr);
+  auto tile = ReadGenericTile(**storage, meta, 0, nullptr, DefaultLimits());
   ASSERT_TRUE(tile.ok()) << tile.error().ToString();
-  auto entries = ParseConsolidatedFragmentMeta(tile->data);
+  auto entries = ParseConsolidatedFragmentMeta(tile->data, 0, DefaultLimits());
   ASSERT_TRUE(entries.ok()) << entries.error().ToString();
   ASSERT_EQ(entries->size(), 5u);
   uint64_t prev_end = 0;
@@ -425,7 +426,7 @@ TEST(ConsolidatedMetaParser, RealFileAndTruncations) {
   EXPECT_EQ(prev_end, tile->data.size());
   // Truncations: until the last footer starts, every prefix is corrupt.
   for (size_t k = 0; k <= entries->back().offset; ++k) {
-    auto r = ParseConsolidatedFragmentMeta(Bytes(tile->data).first(k));
+    auto r = ParseConsolidatedFragmentMeta(Bytes(tile->data).first(k), 0, DefaultLimits());
     ASSERT_FALSE(r.ok()) << k;
     EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt) << k;
   }
@@ -434,16 +435,18 @@ TEST(ConsolidatedMetaParser, RealFileAndTruncations) {
 TEST(ConsolidatedMetaParser, HostileValues) {
   ByteWriter count;
   count.Put<uint32_t>(0xFFFFFFFFu).Put<uint64_t>(1);
-  EXPECT_EQ(ParseConsolidatedFragmentMeta(count.bytes()).error().code(), ErrorCode::kCorrupt);
+  EXPECT_EQ(ParseConsolidatedFragmentMeta(count.bytes(), 0, DefaultLimits()).error().code(),
+            ErrorCode::kCorrupt);
   ByteWriter name;
   name.Put<uint32_t>(1).Put<uint64_t>(uint64_t{1} << 62).Put<uint64_t>(0);
-  EXPECT_EQ(ParseConsolidatedFragmentMeta(name.bytes()).error().code(), ErrorCode::kCorrupt);
+  EXPECT_EQ(ParseConsolidatedFragmentMeta(name.bytes(), 0, DefaultLimits()).error().code(),
+            ErrorCode::kCorrupt);
   // An offset inside the name table, and one past the end.
   for (uint64_t off : {uint64_t{4}, uint64_t{1000}}) {
     ByteWriter w;
     w.Put<uint32_t>(1).Put<uint64_t>(3).PutString("__a").Put<uint64_t>(off);
     w.Put<uint32_t>(22);
-    auto r = ParseConsolidatedFragmentMeta(w.bytes());
+    auto r = ParseConsolidatedFragmentMeta(w.bytes(), 0, DefaultLimits());
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt);
   }
@@ -451,7 +454,7 @@ TEST(ConsolidatedMetaParser, HostileValues) {
   ByteWriter uri;
   uri.Put<uint32_t>(1).Put<uint64_t>(21).PutString("file:///data/arr/__x/");
   uri.Put<uint64_t>(4 + 8 + 21 + 8).Put<uint32_t>(7);
-  auto r = ParseConsolidatedFragmentMeta(uri.bytes());
+  auto r = ParseConsolidatedFragmentMeta(uri.bytes(), 0, DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ((*r)[0].fragment_name, "__x");
   EXPECT_EQ(ByteVec((*r)[0].footer.begin(), (*r)[0].footer.end()), Le<uint32_t>(7));

@@ -42,7 +42,7 @@ Footer ReadFooter(const std::string& array) {
   for (const auto& e : fs::directory_iterator(dir + "/__schema")) {
     if (e.is_regular_file()) schema = e.path().filename().string();
   }
-  auto s = LoadArraySchema(**storage, "__schema/" + schema, nullptr);
+  auto s = LoadArraySchema(**storage, "__schema/" + schema, nullptr, DefaultLimits());
   EXPECT_TRUE(s.ok());
   ArraySchema named = *s;
   named.name = schema;
@@ -130,7 +130,8 @@ TEST(SparseTileNum, LoadOfTheFlippedCorpusFooterIsCorrupt) {
   auto storage = std::make_shared<MemoryStorage>();
   storage->Put(meta, file);
   SchemaMap schemas{{f.schema->name, f.schema}};
-  auto m = FragmentMetadata::Load(storage, dir, ParsedName(frag), schemas, nullptr);
+  auto m =
+      FragmentMetadata::Load(storage, dir, ParsedName(frag), schemas, nullptr, DefaultLimits());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(m.error().message().find("sparse tile num"), std::string::npos) << m.error().message();

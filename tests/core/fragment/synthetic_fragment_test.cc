@@ -32,7 +32,8 @@ Loaded LoadSynthetic(SyntheticFragment& sf, bool write_data_files = false) {
     l.storage->Put(l.dir + "/__coords.tdb", ByteVec(16, 0));
   }
   l.schemas[sf.schema.name] = std::make_shared<const ArraySchema>(sf.schema);
-  l.md = FragmentMetadata::Load(l.storage, l.dir, ParsedName(name), l.schemas, nullptr);
+  l.md = FragmentMetadata::Load(l.storage, l.dir, ParsedName(name), l.schemas, nullptr,
+                                DefaultLimits());
   return l;
 }
 
@@ -290,7 +291,8 @@ TEST(SyntheticFragment, LegacyVersions1And2) {
       storage->Put(dir + "/__fragment_metadata.tdb", MakeGenericTile(payload, v));
       if (!dense) storage->Put(dir + "/__coords.tdb", ByteVec(40, 0));
       SchemaMap schemas{{kLegacySchemaName, std::make_shared<const ArraySchema>(s)}};
-      auto m = FragmentMetadata::Load(storage, dir, ParsedName(dir), schemas, nullptr);
+      auto m =
+          FragmentMetadata::Load(storage, dir, ParsedName(dir), schemas, nullptr, DefaultLimits());
       ASSERT_TRUE(m.ok()) << m.error().ToString();
       EXPECT_EQ((*m)->version(), v);
       EXPECT_EQ((*m)->dense(), dense);
@@ -334,8 +336,8 @@ TEST(SyntheticFragment, FromFooterOfEveryVersion) {
     ByteVec footer(sf.file.begin() + sf.footer_offset,
                    sf.file.begin() + sf.footer_offset + sf.footer_fields_size);
     footer.push_back(0xAB);
-    auto m =
-        FragmentMetadata::FromFooter(storage, dir, ParsedName(dir), footer, 1234, schemas, nullptr);
+    auto m = FragmentMetadata::FromFooter(storage, dir, ParsedName(dir), footer, 1234, schemas,
+                                          nullptr, DefaultLimits());
     ASSERT_TRUE(m.ok()) << v << ": " << m.error().ToString();
     EXPECT_TRUE((*m)->has_consolidated_footer());
     EXPECT_EQ((*m)->footer().footer_size, sf.footer_fields_size);
@@ -348,7 +350,7 @@ TEST(SyntheticFragment, FromFooterOfEveryVersion) {
   // Format 1-2 fragments have no footer to consolidate.
   auto storage = std::make_shared<MemoryStorage>();
   auto m = FragmentMetadata::FromFooter(storage, FragmentName(2), ParsedName(FragmentName(2)),
-                                        ByteVec(16, 0), 0, {}, nullptr);
+                                        ByteVec(16, 0), 0, {}, nullptr, DefaultLimits());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code(), ErrorCode::kInvalidArgument);
 }
@@ -405,8 +407,8 @@ TEST(SyntheticFragment, SectionOffsetPastTheFooterIsCorrupt) {
   const uint64_t bad = sf.footer_offset + 4;
   std::memcpy(file.data() + at, &bad, 8);
   l.storage->Put(l.dir + "/__fragment_metadata.tdb", file);
-  auto m =
-      FragmentMetadata::Load(l.storage, l.dir, ParsedName(FragmentName(22)), l.schemas, nullptr);
+  auto m = FragmentMetadata::Load(l.storage, l.dir, ParsedName(FragmentName(22)), l.schemas,
+                                  nullptr, DefaultLimits());
   ASSERT_TRUE(m.ok()) << m.error().ToString();
   auto mbrs = (*m)->Mbrs();
   ASSERT_FALSE(mbrs.ok());
@@ -450,7 +452,7 @@ TEST(SyntheticFragment, OneTileFragmentLocatesItsTileWithoutTileOffsets) {
                  sf.file.begin() + sf.footer_offset + sf.footer_fields_size);
   // No __fragment_metadata.tdb in storage at all.
   auto m = FragmentMetadata::FromFooter(storage, dir, ParsedName(FragmentName(22)), footer, 0,
-                                        schemas, nullptr);
+                                        schemas, nullptr, DefaultLimits());
   ASSERT_TRUE(m.ok()) << m.error().ToString();
   const FragmentMetadata& f = **m;
   ASSERT_EQ(f.tile_num(), 1u);
@@ -484,8 +486,8 @@ TEST(SyntheticFragment, OneTileFragmentLocatesItsTileWithoutTileOffsets) {
   // With the file present, the section reads as written ([7]) while the
   // tile is still [0, 16).
   storage->Put(dir + "/__fragment_metadata.tdb", sf.file);
-  auto loaded =
-      FragmentMetadata::Load(storage, dir, ParsedName(FragmentName(22)), schemas, nullptr);
+  auto loaded = FragmentMetadata::Load(storage, dir, ParsedName(FragmentName(22)), schemas, nullptr,
+                                       DefaultLimits());
   ASSERT_TRUE(loaded.ok()) << loaded.error().ToString();
   auto again = (*loaded)->FixedTile(FieldRef::Attribute(0), 0);
   ASSERT_TRUE(again.ok());
@@ -526,7 +528,7 @@ TEST(SyntheticFragment, FileTooSmallForTheComputedFooter) {
   const std::string dir = FragmentName(7);
   storage->Put(dir + "/__fragment_metadata.tdb", ByteVec(sf.file.end() - 10, sf.file.end()));
   SchemaMap schemas{{kLegacySchemaName, std::make_shared<const ArraySchema>(sf.schema)}};
-  auto m = FragmentMetadata::Load(storage, dir, ParsedName(dir), schemas, nullptr);
+  auto m = FragmentMetadata::Load(storage, dir, ParsedName(dir), schemas, nullptr, DefaultLimits());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code(), ErrorCode::kCorrupt);
 }
@@ -541,7 +543,8 @@ TEST(SyntheticFragment, FooterLengthLargerThanTheFile) {
   const std::string dir = "__fragments/" + FragmentName(22);
   storage->Put(dir + "/__fragment_metadata.tdb", file);
   SchemaMap schemas{{sf.schema.name, std::make_shared<const ArraySchema>(sf.schema)}};
-  auto m = FragmentMetadata::Load(storage, dir, ParsedName(FragmentName(22)), schemas, nullptr);
+  auto m = FragmentMetadata::Load(storage, dir, ParsedName(FragmentName(22)), schemas, nullptr,
+                                  DefaultLimits());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(m.error().message().find("footer length"), std::string::npos);

@@ -30,7 +30,7 @@ std::string TypeName(GroupMember::Type t) {
 }
 
 void ExpectGroupMatches(const Storage& storage, const nlohmann::json& expected) {
-  auto members = LoadGroupMembers(storage, kLatest, nullptr);
+  auto members = LoadGroupMembers(storage, kLatest, nullptr, DefaultLimits());
   ASSERT_TRUE(members.ok()) << members.error().ToString();
   const auto& em = expected["members"];
   ASSERT_EQ(members->size(), em.size());
@@ -42,7 +42,7 @@ void ExpectGroupMatches(const Storage& storage, const nlohmann::json& expected) 
     EXPECT_EQ(m.relative, em[i]["relative"].get<bool>());
     EXPECT_EQ(m.uri, em[i]["uri_relative_to_group"].get<std::string>());
   }
-  auto md = LoadMetadata(storage, kGroupMetadataDir, kLatest, nullptr);
+  auto md = LoadMetadata(storage, kGroupMetadataDir, kLatest, nullptr, DefaultLimits());
   ASSERT_TRUE(md.ok()) << md.error().ToString();
   const auto& emd = expected["metadata"];
   ASSERT_EQ(md->size(), emd.size());
@@ -72,10 +72,10 @@ TEST(GroupCorpusTest, HistoryOfTheGroup) {
   auto storage = LocalStorage::Open(CorpusArray("group"));
   ASSERT_TRUE(storage.ok());
   // Members were added at t5; ratio at t6.
-  auto before = LoadGroupMembers(**storage, 1700000004000, nullptr);
+  auto before = LoadGroupMembers(**storage, 1700000004000, nullptr, DefaultLimits());
   ASSERT_TRUE(before.ok());
   EXPECT_TRUE(before->empty());
-  auto md5 = LoadMetadata(**storage, kGroupMetadataDir, 1700000005000, nullptr);
+  auto md5 = LoadMetadata(**storage, kGroupMetadataDir, 1700000005000, nullptr, DefaultLimits());
   ASSERT_TRUE(md5.ok());
   EXPECT_EQ(md5->size(), 2u);
   EXPECT_EQ(md5->count("ratio"), 0u);
@@ -85,7 +85,7 @@ TEST(GroupCorpusTest, ArrayIsNotAGroup) {
   auto storage = LocalStorage::Open(CorpusArray("group") + "/dense_a");
   ASSERT_TRUE(storage.ok());
   EXPECT_FALSE(IsGroup(**storage));
-  auto members = LoadGroupMembers(**storage, kLatest, nullptr);
+  auto members = LoadGroupMembers(**storage, kLatest, nullptr, DefaultLimits());
   ASSERT_TRUE(members.ok());
   EXPECT_TRUE(members->empty());
 }
@@ -110,7 +110,8 @@ ByteVec CorpusDetailsPayload() {
   EXPECT_TRUE(storage.ok());
   auto listing = (*storage)->List("__group");
   EXPECT_TRUE(listing.ok());
-  auto tile = ReadGenericTile(**storage, "__group/" + listing->at(0).name, 0, nullptr);
+  auto tile =
+      ReadGenericTile(**storage, "__group/" + listing->at(0).name, 0, nullptr, DefaultLimits());
   EXPECT_TRUE(tile.ok());
   return tile->data;
 }
@@ -252,14 +253,14 @@ TEST(GroupLoadTest, VersionTwoFilesAddAndDelete) {
     s.Put(Details(20, kU2, "_2"), MakeGenericTile(w.bytes()));
   }
   EXPECT_TRUE(IsGroup(s));
-  auto at10 = LoadGroupMembers(s, 10, nullptr);
+  auto at10 = LoadGroupMembers(s, 10, nullptr, DefaultLimits());
   ASSERT_TRUE(at10.ok()) << at10.error().ToString();
   ASSERT_EQ(at10->size(), 2u);
   EXPECT_EQ((*at10)[0].name, "a");
   EXPECT_EQ((*at10)[0].type, GroupMember::kArray);
   EXPECT_EQ((*at10)[1].name, "b");
   EXPECT_EQ((*at10)[1].type, GroupMember::kGroup);
-  auto latest = LoadGroupMembers(s, kLatest, nullptr);
+  auto latest = LoadGroupMembers(s, kLatest, nullptr, DefaultLimits());
   ASSERT_TRUE(latest.ok());
   ASSERT_EQ(latest->size(), 1u);
   EXPECT_EQ((*latest)[0].name, "b");
@@ -280,7 +281,7 @@ TEST(GroupLoadTest, LatestVersionOneFileAloneIsTheGroup) {
     Member(w, 1, 2, "arr_c", &c, false);
     s.Put(Details(20, kU2, "_1"), MakeGenericTile(w.bytes()));
   }
-  auto m = LoadGroupMembers(s, kLatest, nullptr);
+  auto m = LoadGroupMembers(s, kLatest, nullptr, DefaultLimits());
   ASSERT_TRUE(m.ok()) << m.error().ToString();
   ASSERT_EQ(m->size(), 1u);
   EXPECT_EQ((*m)[0].name, "c");
@@ -297,7 +298,7 @@ TEST(GroupLoadTest, VersionOneFileAmongVersionTwoIsCorrupt) {
   ByteWriter w2;
   w2.Put<uint32_t>(2).Put<uint64_t>(0);
   s.Put(Details(20, kU3, "_2"), MakeGenericTile(w2.bytes()));
-  auto m = LoadGroupMembers(s, kLatest, nullptr);
+  auto m = LoadGroupMembers(s, kLatest, nullptr, DefaultLimits());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(m.error().message().find(Details(10, kU1, "_2")), std::string::npos)
@@ -311,7 +312,7 @@ TEST(GroupLoadTest, LegacyGroupHasNoMembersButChildObjects) {
   s.Put("sub/__tiledb_group.tdb", {});
   s.Put("other/readme.txt", {1});
   EXPECT_TRUE(IsGroup(s));
-  auto m = LoadGroupMembers(s, kLatest, nullptr);
+  auto m = LoadGroupMembers(s, kLatest, nullptr, DefaultLimits());
   ASSERT_TRUE(m.ok());
   EXPECT_TRUE(m->empty());
   auto children = ListChildObjects(s);

@@ -150,10 +150,10 @@ TEST(MetadataParseTest, LaterFilesReplaceAndDelete) {
 TEST(MetadataCorpusTest, RealFileParses) {
   auto storage = LocalStorage::Open(CorpusArray("metadata"));
   ASSERT_TRUE(storage.ok());
-  auto files = SelectMetadataFiles(**storage, "__meta", kLatest);
+  auto files = SelectMetadataFiles(**storage, "__meta", kLatest, DefaultLimits());
   ASSERT_TRUE(files.ok()) << files.error().ToString();
   ASSERT_EQ(files->size(), 3u);
-  auto tile = ReadGenericTile(**storage, (*files)[0].path, 0, nullptr);
+  auto tile = ReadGenericTile(**storage, (*files)[0].path, 0, nullptr, DefaultLimits());
   ASSERT_TRUE(tile.ok()) << tile.error().ToString();
   auto entries = ParseMetadataFile(tile->data, 0);
   ASSERT_TRUE(entries.ok()) << entries.error().ToString();
@@ -170,7 +170,7 @@ TEST(MetadataCorpusTest, RealFileParses) {
 TEST(MetadataCorpusTest, LatestMatchesTileDB) {
   auto storage = LocalStorage::Open(CorpusArray("metadata"));
   ASSERT_TRUE(storage.ok());
-  auto md = LoadMetadata(**storage, "__meta", kLatest, nullptr);
+  auto md = LoadMetadata(**storage, "__meta", kLatest, nullptr, DefaultLimits());
   ASSERT_TRUE(md.ok()) << md.error().ToString();
   ExpectMatchesJson(*md, ReadJson(CorpusExpected("metadata") + "/metadata.json"), "latest");
   EXPECT_EQ(md->count("i8"), 0u);  // deleted at t4
@@ -184,23 +184,23 @@ TEST(MetadataCorpusTest, EveryViewMatchesTileDB) {
        std::filesystem::directory_iterator(CorpusExpected("metadata") + "/views")) {
     const std::string name = dir.path().filename().string();
     const uint64_t t = name == "latest" ? kLatest : std::stoull(name);
-    auto md = LoadMetadata(**storage, "__meta", t, nullptr);
+    auto md = LoadMetadata(**storage, "__meta", t, nullptr, DefaultLimits());
     ASSERT_TRUE(md.ok()) << name << ": " << md.error().ToString();
     ExpectMatchesJson(*md, ReadJson(dir.path().string() + "/view.json")["metadata"], name);
     ++checked;
   }
   EXPECT_EQ(checked, 6);
   // Spot checks of the history: i8 exists until t4; str is overwritten at t3.
-  auto t3 = LoadMetadata(**storage, "__meta", 1700000003000, nullptr);
+  auto t3 = LoadMetadata(**storage, "__meta", 1700000003000, nullptr, DefaultLimits());
   ASSERT_TRUE(t3.ok());
   ASSERT_EQ(t3->count("i8"), 1u);
   EXPECT_EQ(t3->at("i8").num, 3u);
   EXPECT_EQ(t3->count("later"), 1u);
-  auto t2 = LoadMetadata(**storage, "__meta", 1700000002000, nullptr);
+  auto t2 = LoadMetadata(**storage, "__meta", 1700000002000, nullptr, DefaultLimits());
   ASSERT_TRUE(t2.ok());
   EXPECT_EQ(t2->count("later"), 0u);
   EXPECT_NE(t2->at("str").value, t3->at("str").value);
-  auto t4 = LoadMetadata(**storage, "__meta", 1700000004000, nullptr);
+  auto t4 = LoadMetadata(**storage, "__meta", 1700000004000, nullptr, DefaultLimits());
   ASSERT_TRUE(t4.ok());
   EXPECT_EQ(t4->count("i8"), 0u);
 }
@@ -208,10 +208,10 @@ TEST(MetadataCorpusTest, EveryViewMatchesTileDB) {
 TEST(MetadataCorpusTest, TimestampsAreTheWrites) {
   auto storage = LocalStorage::Open(CorpusArray("metadata"));
   ASSERT_TRUE(storage.ok());
-  auto ts = MetadataTimestamps(**storage, "__meta");
+  auto ts = MetadataTimestamps(**storage, "__meta", DefaultLimits());
   ASSERT_TRUE(ts.ok());
   EXPECT_EQ(*ts, (std::vector<uint64_t>{1700000002000, 1700000003000, 1700000004000}));
-  auto none = MetadataTimestamps(**storage, "__no_such_dir");
+  auto none = MetadataTimestamps(**storage, "__no_such_dir", DefaultLimits());
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 }
@@ -220,7 +220,7 @@ TEST(MetadataCorpusTest, EncryptedNeedsTheKey) {
   auto storage = LocalStorage::Open(CorpusArray("encrypted"));
   ASSERT_TRUE(storage.ok());
   EncryptionKey key = testing::KeyFromHexFile(CorpusArray("encrypted.key"));
-  auto md = LoadMetadata(**storage, "__meta", 1700000003000, &key);
+  auto md = LoadMetadata(**storage, "__meta", 1700000003000, &key, DefaultLimits());
   ASSERT_TRUE(md.ok()) << md.error().ToString();
   ExpectMatchesJson(*md, ReadJson(CorpusExpected("encrypted") + "/metadata.json"), "encrypted");
   ASSERT_EQ(md->count("owner"), 1u);
@@ -228,18 +228,18 @@ TEST(MetadataCorpusTest, EncryptedNeedsTheKey) {
   EXPECT_EQ(md->at("level").type, Datatype::kInt32);
   EXPECT_EQ(md->at("scale").num, 2u);
   // Before t3 there is none.
-  auto before = LoadMetadata(**storage, "__meta", 1700000002000, &key);
+  auto before = LoadMetadata(**storage, "__meta", 1700000002000, &key, DefaultLimits());
   ASSERT_TRUE(before.ok());
   EXPECT_TRUE(before->empty());
 
-  auto no_key = LoadMetadata(**storage, "__meta", kLatest, nullptr);
+  auto no_key = LoadMetadata(**storage, "__meta", kLatest, nullptr, DefaultLimits());
   ASSERT_FALSE(no_key.ok());
   EXPECT_EQ(no_key.error().code(), ErrorCode::kKey);
   EXPECT_NE(no_key.error().message().find("__meta/__1700000003000"), std::string::npos)
       << no_key.error().message();
   EncryptionKey wrong = key;
   wrong.bytes[0] ^= 1;
-  auto wrong_key = LoadMetadata(**storage, "__meta", kLatest, &wrong);
+  auto wrong_key = LoadMetadata(**storage, "__meta", kLatest, &wrong, DefaultLimits());
   ASSERT_FALSE(wrong_key.ok());
   EXPECT_EQ(wrong_key.error().code(), ErrorCode::kKey);
 }
@@ -247,7 +247,7 @@ TEST(MetadataCorpusTest, EncryptedNeedsTheKey) {
 TEST(MetadataCorpusTest, MissingFolderIsNoMetadata) {
   auto storage = LocalStorage::Open(CorpusArray("dense_1d"));
   ASSERT_TRUE(storage.ok());
-  auto md = LoadMetadata(**storage, "__meta", kLatest, nullptr);
+  auto md = LoadMetadata(**storage, "__meta", kLatest, nullptr, DefaultLimits());
   ASSERT_TRUE(md.ok()) << md.error().ToString();
   EXPECT_TRUE(md->empty());
 }
@@ -295,21 +295,21 @@ TEST(MetadataSelectTest, VacuumRetiresConsolidatedFilesOnlyOnceVisible) {
   s.Put(Meta(10, 30, kU4) + ".vac", ByteVec(vac.begin(), vac.end()));
   s.Put(Meta(40, 40, kU1) + ".tmp", ByteVec{1, 2, 3});  // a partial write: never read
 
-  auto at20 = LoadMetadata(s, "__meta", 20, nullptr);
+  auto at20 = LoadMetadata(s, "__meta", 20, nullptr, DefaultLimits());
   ASSERT_TRUE(at20.ok()) << at20.error().ToString();
   ASSERT_EQ(at20->size(), 1u);
   EXPECT_EQ(IntOf(at20->at("a")), 2);
 
-  auto files = SelectMetadataFiles(s, "__meta", 30);
+  auto files = SelectMetadataFiles(s, "__meta", 30, DefaultLimits());
   ASSERT_TRUE(files.ok());
   ASSERT_EQ(files->size(), 1u);
   EXPECT_EQ((*files)[0].path, Meta(10, 30, kU4));
-  auto at30 = LoadMetadata(s, "__meta", 30, nullptr);
+  auto at30 = LoadMetadata(s, "__meta", 30, nullptr, DefaultLimits());
   ASSERT_TRUE(at30.ok());
   ASSERT_EQ(at30->size(), 1u);
   EXPECT_EQ(IntOf(at30->at("b")), 7);
 
-  auto ts = MetadataTimestamps(s, "__meta");
+  auto ts = MetadataTimestamps(s, "__meta", DefaultLimits());
   ASSERT_TRUE(ts.ok());
   EXPECT_EQ(*ts, (std::vector<uint64_t>{10, 20, 30}));
 }
@@ -331,7 +331,7 @@ TEST(MetadataSelectTest, ViewsDuringAVacuumAreThoseAfterIt) {
   };
   MemoryStorage before;
   make(before, false);
-  auto at25 = LoadMetadata(before, "__meta", 25, nullptr);
+  auto at25 = LoadMetadata(before, "__meta", 25, nullptr, DefaultLimits());
   ASSERT_TRUE(at25.ok()) << at25.error().ToString();
   EXPECT_EQ(at25->size(), 2u);  // a and b, as TileDB reads them
 
@@ -339,14 +339,14 @@ TEST(MetadataSelectTest, ViewsDuringAVacuumAreThoseAfterIt) {
   make(during, true);
   // At 25 the consolidated file does not show yet: after the vacuum there
   // is nothing, and the survivor (b) must not show on its own.
-  auto files = SelectMetadataFiles(during, "__meta", 25);
+  auto files = SelectMetadataFiles(during, "__meta", 25, DefaultLimits());
   ASSERT_TRUE(files.ok()) << files.error().ToString();
   EXPECT_TRUE(files->empty()) << files->front().path;
-  auto md = LoadMetadata(during, "__meta", 25, nullptr);
+  auto md = LoadMetadata(during, "__meta", 25, nullptr, DefaultLimits());
   ASSERT_TRUE(md.ok());
   EXPECT_TRUE(md->empty());
   // From 30 on, the consolidated file alone, as before.
-  files = SelectMetadataFiles(during, "__meta", 30);
+  files = SelectMetadataFiles(during, "__meta", 30, DefaultLimits());
   ASSERT_TRUE(files.ok());
   ASSERT_EQ(files->size(), 1u);
   EXPECT_EQ((*files)[0].path, Meta(10, 30, kU4));
@@ -357,7 +357,7 @@ TEST(MetadataSelectTest, AppliesInTimestampOrderNotNameOrder) {
   // Name order puts "__100_..." before "__99_..."; timestamps say otherwise.
   s.Put(Meta(100, 100, kU1), PutInt("a", 100));
   s.Put(Meta(99, 99, kU2), PutInt("a", 99));
-  auto md = LoadMetadata(s, "__meta", kLatest, nullptr);
+  auto md = LoadMetadata(s, "__meta", kLatest, nullptr, DefaultLimits());
   ASSERT_TRUE(md.ok());
   EXPECT_EQ(IntOf(md->at("a")), 100);
 }
@@ -365,7 +365,7 @@ TEST(MetadataSelectTest, AppliesInTimestampOrderNotNameOrder) {
 TEST(MetadataSelectTest, BadNameIsCorruptAndNamesTheFile) {
   MemoryStorage s;
   s.Put("__meta/not_a_timestamped_name", PutInt("a", 1));
-  auto md = LoadMetadata(s, "__meta", kLatest, nullptr);
+  auto md = LoadMetadata(s, "__meta", kLatest, nullptr, DefaultLimits());
   ASSERT_FALSE(md.ok());
   EXPECT_EQ(md.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(md.error().message().find("__meta/not_a_timestamped_name"), std::string::npos)
@@ -377,7 +377,7 @@ TEST(MetadataSelectTest, CorruptPayloadNamesTheFile) {
   ByteWriter w;
   w.Put<uint32_t>(50).PutString("short");
   s.Put(Meta(5, 5, kU1), MakeGenericTile(w.bytes()));
-  auto md = LoadMetadata(s, "__meta", kLatest, nullptr);
+  auto md = LoadMetadata(s, "__meta", kLatest, nullptr, DefaultLimits());
   ASSERT_FALSE(md.ok());
   EXPECT_EQ(md.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(

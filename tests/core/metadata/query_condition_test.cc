@@ -102,21 +102,21 @@ std::string DeleteFile() {
 TEST(ConditionCorpusTest, DeleteFileHoldsTheNegationOfACondition) {
   auto storage = LocalStorage::Open(CorpusArray("deletes"));
   ASSERT_TRUE(storage.ok());
-  auto tile = ReadGenericTile(**storage, DeleteFile(), 0, nullptr);
+  auto tile = ReadGenericTile(**storage, DeleteFile(), 0, nullptr, DefaultLimits());
   ASSERT_TRUE(tile.ok()) << tile.error().ToString();
-  auto stored = ParseCondition(tile->data, 0);
+  auto stored = ParseCondition(tile->data, 0, DefaultLimits());
   ASSERT_TRUE(stored.ok()) << stored.error().ToString();
   auto types = Types({{"a", Datatype::kInt32}});
   EXPECT_EQ(ConditionToText(*stored, types), "a >= 5");
 
-  auto user = LoadDeleteCondition(**storage, DeleteFile(), nullptr);
+  auto user = LoadDeleteCondition(**storage, DeleteFile(), nullptr, DefaultLimits());
   ASSERT_TRUE(user.ok()) << user.error().ToString();
   EXPECT_EQ(ConditionToText(*user, types), "a < 5");
   EXPECT_EQ(ConditionToText(*user), "a < 0x05000000");  // no schema: raw bytes
 
   // Every strict prefix of the real condition is rejected.
   for (size_t n = 0; n < tile->data.size(); ++n) {
-    auto p = ParseCondition(Bytes(tile->data).first(n), 0);
+    auto p = ParseCondition(Bytes(tile->data).first(n), 0, DefaultLimits());
     ASSERT_FALSE(p.ok()) << n;
     EXPECT_EQ(p.error().code(), ErrorCode::kCorrupt);
   }
@@ -124,7 +124,7 @@ TEST(ConditionCorpusTest, DeleteFileHoldsTheNegationOfACondition) {
   // The same bytes through DecodeDeleteCondition (as embedded in a .con file).
   auto raw = (*storage)->ReadAll(DeleteFile());
   ASSERT_TRUE(raw.ok());
-  auto decoded = DecodeDeleteCondition(*raw, DeleteFile(), 0, nullptr);
+  auto decoded = DecodeDeleteCondition(*raw, DeleteFile(), 0, nullptr, DefaultLimits());
   ASSERT_TRUE(decoded.ok()) << decoded.error().ToString();
   EXPECT_EQ(ConditionToText(*decoded, types), "a < 5");
 }
@@ -149,7 +149,7 @@ std::multiset<Cell> ViewCells(const std::string& t) {
 TEST(ConditionCorpusTest, DeletingMatchesTileDBsView) {
   auto storage = LocalStorage::Open(CorpusArray("deletes"));
   ASSERT_TRUE(storage.ok());
-  auto cond = LoadDeleteCondition(**storage, DeleteFile(), nullptr);
+  auto cond = LoadDeleteCondition(**storage, DeleteFile(), nullptr, DefaultLimits());
   ASSERT_TRUE(cond.ok());
   std::multiset<Cell> before = ViewCells("1700000002000");
   std::multiset<Cell> after = ViewCells("1700000003000");
@@ -184,20 +184,20 @@ TEST(ConditionParseTest, RoundTripsATreeWithSets) {
        *in});
   ByteWriter w;
   Serialize(tree, &w);
-  auto parsed = ParseCondition(w.bytes(), 0);
+  auto parsed = ParseCondition(w.bytes(), 0, DefaultLimits());
   ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
   auto types =
       Types({{"a", Datatype::kInt32}, {"f", Datatype::kFloat64}, {"s", Datatype::kStringAscii}});
   EXPECT_EQ(ConditionToText(*parsed, types),
             "(a < 5 AND f >= 1.5) OR s IN (\"bb\", \"a\", \"ccc\")");
   for (size_t n = 0; n < w.bytes().size(); ++n) {
-    auto p = ParseCondition(Bytes(w.bytes()).first(n), 0);
+    auto p = ParseCondition(Bytes(w.bytes()).first(n), 0, DefaultLimits());
     ASSERT_FALSE(p.ok()) << n;
     EXPECT_EQ(p.error().code(), ErrorCode::kCorrupt);
   }
   ByteVec longer = w.bytes();
   longer.push_back(0);
-  auto trailing = ParseCondition(longer, 0);
+  auto trailing = ParseCondition(longer, 0, DefaultLimits());
   ASSERT_FALSE(trailing.ok());
   EXPECT_NE(trailing.error().message().find("1 bytes after the condition"), std::string::npos);
 }
@@ -206,7 +206,7 @@ TEST(ConditionParseTest, BadNodeTypeIsCorruptBadOpsAreUnsupported) {
   {
     ByteWriter w;
     w.Put<uint8_t>(2);
-    auto p = ParseCondition(w.bytes(), 7);
+    auto p = ParseCondition(w.bytes(), 7, DefaultLimits());
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.error().code(), ErrorCode::kCorrupt);
     EXPECT_NE(p.error().message().find("offset 7: condition node.node type"), std::string::npos);
@@ -214,7 +214,7 @@ TEST(ConditionParseTest, BadNodeTypeIsCorruptBadOpsAreUnsupported) {
   {
     ByteWriter w;
     w.Put<uint8_t>(1).Put<uint8_t>(9).Put<uint32_t>(1).PutString("a").Put<uint64_t>(0);
-    auto p = ParseCondition(w.bytes(), 0);
+    auto p = ParseCondition(w.bytes(), 0, DefaultLimits());
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.error().code(), ErrorCode::kUnsupported);
     EXPECT_NE(p.error().message().find("offset 1: condition node.op: unknown query condition op 9"),
@@ -224,7 +224,7 @@ TEST(ConditionParseTest, BadNodeTypeIsCorruptBadOpsAreUnsupported) {
   {
     ByteWriter w;
     w.Put<uint8_t>(0).Put<uint8_t>(3).Put<uint64_t>(0);
-    auto p = ParseCondition(w.bytes(), 0);
+    auto p = ParseCondition(w.bytes(), 0, DefaultLimits());
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.error().code(), ErrorCode::kUnsupported);
     EXPECT_NE(p.error().message().find("combination op"), std::string::npos);
@@ -235,7 +235,7 @@ TEST(ConditionParseTest, HostileCountsLengthsAndDepthAllocateNothing) {
   {
     ByteWriter w;
     w.Put<uint8_t>(0).Put<uint8_t>(0).Put<uint64_t>(UINT64_MAX);
-    auto p = ParseCondition(w.bytes(), 0);
+    auto p = ParseCondition(w.bytes(), 0, DefaultLimits());
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.error().code(), ErrorCode::kCorrupt);
     EXPECT_NE(p.error().message().find("cannot fit"), std::string::npos);
@@ -243,7 +243,7 @@ TEST(ConditionParseTest, HostileCountsLengthsAndDepthAllocateNothing) {
   {
     ByteWriter w;
     w.Put<uint8_t>(1).Put<uint8_t>(4).Put<uint32_t>(1).PutString("a").Put<uint64_t>(UINT64_MAX);
-    auto p = ParseCondition(w.bytes(), 0);
+    auto p = ParseCondition(w.bytes(), 0, DefaultLimits());
     ASSERT_FALSE(p.ok());
     EXPECT_NE(p.error().message().find("condition node.value: need"), std::string::npos);
   }
@@ -252,7 +252,7 @@ TEST(ConditionParseTest, HostileCountsLengthsAndDepthAllocateNothing) {
     w.Put<uint8_t>(1).Put<uint8_t>(6).Put<uint32_t>(1).PutString("a").Put<uint64_t>(1).PutString(
         "x");
     w.Put<uint64_t>(12);
-    auto p = ParseCondition(w.bytes(), 0);
+    auto p = ParseCondition(w.bytes(), 0, DefaultLimits());
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.error().code(), ErrorCode::kCorrupt);
     EXPECT_NE(p.error().message().find("not a multiple of 8"), std::string::npos);
@@ -262,14 +262,14 @@ TEST(ConditionParseTest, HostileCountsLengthsAndDepthAllocateNothing) {
     w.Put<uint8_t>(1).Put<uint8_t>(6).Put<uint32_t>(1).PutString("a").Put<uint64_t>(1).PutString(
         "x");
     w.Put<uint64_t>(8).Put<uint64_t>(5);
-    auto p = ParseCondition(w.bytes(), 0);
+    auto p = ParseCondition(w.bytes(), 0, DefaultLimits());
     ASSERT_FALSE(p.ok());
     EXPECT_NE(p.error().message().find("past the 1 value bytes"), std::string::npos);
   }
   {
     ByteWriter w;  // 100000 nested expression nodes: refused, not a stack overflow
     for (int i = 0; i < 100000; ++i) w.Put<uint8_t>(0).Put<uint8_t>(0).Put<uint64_t>(1);
-    auto p = ParseCondition(w.bytes(), 0);
+    auto p = ParseCondition(w.bytes(), 0, DefaultLimits());
     ASSERT_FALSE(p.ok());
     EXPECT_NE(p.error().message().find("nested deeper than 512"), std::string::npos);
     // The cap is the caller's Limits::max_condition_depth.
@@ -287,31 +287,31 @@ TEST(ConditionParseTest, UpdateCommit) {
   w.Put<uint64_t>(2);
   w.Put<uint64_t>(1).PutString("a").Put<uint64_t>(4).Put<int32_t>(0);
   w.Put<uint64_t>(1).PutString("b").Put<uint64_t>(3).PutString("new");
-  auto u = ParseUpdateCommit(w.bytes(), 0);
+  auto u = ParseUpdateCommit(w.bytes(), 0, DefaultLimits());
   ASSERT_TRUE(u.ok()) << u.error().ToString();
   ASSERT_EQ(u->values.size(), 2u);
   EXPECT_EQ(u->values[0], (UpdateValue{"a", V<int32_t>(0)}));
   EXPECT_EQ(u->values[1], (UpdateValue{"b", S("new")}));
   for (size_t n = 0; n < w.bytes().size(); ++n) {
-    auto p = ParseUpdateCommit(Bytes(w.bytes()).first(n), 0);
+    auto p = ParseUpdateCommit(Bytes(w.bytes()).first(n), 0, DefaultLimits());
     ASSERT_FALSE(p.ok()) << n;
     EXPECT_EQ(p.error().code(), ErrorCode::kCorrupt);
   }
   ByteWriter hostile;
   Serialize(Val("a", ConditionOp::kGe, V<int32_t>(5)), &hostile);
   hostile.Put<uint64_t>(UINT64_MAX);
-  auto h = ParseUpdateCommit(hostile.bytes(), 0);
+  auto h = ParseUpdateCommit(hostile.bytes(), 0, DefaultLimits());
   ASSERT_FALSE(h.ok());
   EXPECT_NE(h.error().message().find("cannot fit"), std::string::npos);
 
   MemoryStorage s;
   s.Put("__commits/__5_5_11111111111111111111111111111111_22.upd", MakeGenericTile(w.bytes()));
-  auto loaded =
-      LoadUpdateCommit(s, "__commits/__5_5_11111111111111111111111111111111_22.upd", nullptr);
+  auto loaded = LoadUpdateCommit(s, "__commits/__5_5_11111111111111111111111111111111_22.upd",
+                                 nullptr, DefaultLimits());
   ASSERT_TRUE(loaded.ok()) << loaded.error().ToString();
   EXPECT_EQ(ConditionToText(loaded->condition, Types({{"a", Datatype::kInt32}})), "a < 5");
   ByteVec tile = MakeGenericTile(w.bytes());
-  auto decoded = DecodeUpdateCommit(tile, "__commits/x.con", 40, nullptr);
+  auto decoded = DecodeUpdateCommit(tile, "__commits/x.con", 40, nullptr, DefaultLimits());
   ASSERT_TRUE(decoded.ok()) << decoded.error().ToString();
   EXPECT_EQ(decoded->values.size(), 2u);
   EXPECT_EQ(ConditionToText(decoded->condition, Types({{"a", Datatype::kInt32}})), "a < 5");

@@ -42,7 +42,7 @@ class ArrayChangedTest : public ::testing::Test {
   std::shared_ptr<Array> Open() {
     auto storage = LocalStorage::Open(dir_.string());
     EXPECT_TRUE(storage.ok());
-    auto a = Array::Open(*storage, std::nullopt);
+    auto a = Array::Open(*storage, std::nullopt, DefaultLimits());
     EXPECT_TRUE(a.ok()) << a.error().message();
     return *a;
   }

@@ -15,7 +15,7 @@ namespace {
 std::shared_ptr<Array> OpenCorpus(const std::string& name) {
   auto storage = LocalStorage::Open(std::string(TILEDBFS_TEST_DATA) + "/corpus/arrays/" + name);
   EXPECT_TRUE(storage.ok());
-  auto a = Array::Open(*storage, std::nullopt);
+  auto a = Array::Open(*storage, std::nullopt, DefaultLimits());
   EXPECT_TRUE(a.ok()) << a.error().message();
   return *a;
 }

@@ -38,7 +38,7 @@ std::string Cancelled(const Error& e) {
 // The first failure of the reads of the latest view of sparse_2d, through
 // `storage`, once stopped; empty if all are as they must be.
 std::string CheckReads(std::shared_ptr<const Storage> storage, const RemoteStorage* remote) {
-  auto array = Array::Open(storage, std::nullopt);
+  auto array = Array::Open(storage, std::nullopt, DefaultLimits());
   if (!array.ok()) return array.error().ToString();
   auto view = (*array)->ViewAt(UINT64_MAX);
   if (!view.ok()) return view.error().ToString();

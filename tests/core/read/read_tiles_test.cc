@@ -81,7 +81,7 @@ TEST(ReadTilesTest, EveryCorpusTileAsReadTileGivesIt) {
     if (!e.is_directory() || e.path().filename() == "group") continue;
     auto storage = LocalStorage::Open(e.path().string());
     ASSERT_TRUE(storage.ok()) << storage.error().ToString();
-    auto array = Array::Open(*storage, CorpusKeyFor(e.path()));
+    auto array = Array::Open(*storage, CorpusKeyFor(e.path()), DefaultLimits());
     ASSERT_TRUE(array.ok()) << e.path() << ": " << array.error().ToString();
     auto view = (*array)->ViewAt(UINT64_MAX);
     ASSERT_TRUE(view.ok()) << e.path() << ": " << view.error().ToString();
@@ -133,7 +133,7 @@ TEST(ReadTilesTest, EveryCorpusTileReadRemotelyAsReadTileGivesIt) {
     auto local = LocalStorage::Open(e.path().string());
     ASSERT_TRUE(local.ok()) << local.error().ToString();
     auto storage = std::make_shared<RemoteStorage>(*local, 4);
-    auto array = Array::Open(storage, CorpusKeyFor(e.path()));
+    auto array = Array::Open(storage, CorpusKeyFor(e.path()), DefaultLimits());
     ASSERT_TRUE(array.ok()) << e.path() << ": " << array.error().ToString();
     auto view = (*array)->ViewAt(UINT64_MAX);
     ASSERT_TRUE(view.ok()) << e.path() << ": " << view.error().ToString();
@@ -157,7 +157,7 @@ TEST(ReadTilesTest, LostAndCutTileFilesGiveReadTilesErrors) {
   ASSERT_GE(fragments.size(), 2u);
   auto storage = LocalStorage::Open(dir.string());
   ASSERT_TRUE(storage.ok());
-  auto array = Array::Open(*storage, std::nullopt);
+  auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
   ASSERT_TRUE(array.ok()) << array.error().ToString();
   auto view = (*array)->ViewAt(UINT64_MAX);
   ASSERT_TRUE(view.ok());
@@ -175,7 +175,7 @@ TEST(ReadTilesTest, LostAndCutTileFilesGiveReadTilesErrors) {
   EXPECT_GT(errors, 2u);
   // The same through the remote path (the footers are loaded already).
   auto remote = std::make_shared<RemoteStorage>(*storage, 4);
-  auto again = Array::Open(remote, std::nullopt);
+  auto again = Array::Open(remote, std::nullopt, DefaultLimits());
   ASSERT_TRUE(again.ok()) << again.error().ToString();
   auto remote_view = (*again)->ViewAt(UINT64_MAX);
   ASSERT_TRUE(remote_view.ok()) << remote_view.error().ToString();

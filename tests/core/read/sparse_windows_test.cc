@@ -134,7 +134,7 @@ void CheckView(const ArrayView& whole, const ArrayView& windowed, std::mt19937_6
 void CheckArray(const fs::path& dir, Tally& tally) {
   auto storage = LocalStorage::Open(dir.string());
   ASSERT_TRUE(storage.ok());
-  auto array = Array::Open(*storage, CorpusKeyFor(dir));
+  auto array = Array::Open(*storage, CorpusKeyFor(dir), DefaultLimits());
   ASSERT_TRUE(array.ok()) << array.error().ToString();
   auto instants = (*array)->Instants();
   ASSERT_TRUE(instants.ok());
@@ -217,7 +217,7 @@ TEST(SparseWindowsTest, SavedCountsNeedNoWindowBuilt) {
       if (!e.is_directory() || e.path().filename() == "group") continue;
       auto storage = LocalStorage::Open(e.path().string());
       ASSERT_TRUE(storage.ok());
-      auto array = Array::Open(*storage, CorpusKeyFor(e.path()));
+      auto array = Array::Open(*storage, CorpusKeyFor(e.path()), DefaultLimits());
       ASSERT_TRUE(array.ok()) << array.error().ToString();
       auto view = (*array)->ViewAt(UINT64_MAX);
       ASSERT_TRUE(view.ok());

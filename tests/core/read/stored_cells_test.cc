@@ -29,7 +29,7 @@ std::shared_ptr<const ArrayView> FreshView(const fs::path& dir, uint64_t t) {
   auto storage = LocalStorage::Open(dir.string());
   EXPECT_TRUE(storage.ok());
   if (!storage.ok()) return nullptr;
-  auto array = Array::Open(*storage, CorpusKeyFor(dir));
+  auto array = Array::Open(*storage, CorpusKeyFor(dir), DefaultLimits());
   EXPECT_TRUE(array.ok()) << array.error().ToString();
   if (!array.ok()) return nullptr;
   auto view = (*array)->ViewAt(t);
@@ -55,7 +55,7 @@ void CheckArray(const fs::path& dir, Tally& tally) {
   if (latest->dense()) return;
   auto storage = LocalStorage::Open(dir.string());
   ASSERT_TRUE(storage.ok());
-  auto array = Array::Open(*storage, CorpusKeyFor(dir));
+  auto array = Array::Open(*storage, CorpusKeyFor(dir), DefaultLimits());
   ASSERT_TRUE(array.ok());
   auto instants = (*array)->Instants();
   ASSERT_TRUE(instants.ok());

@@ -220,7 +220,7 @@ TEST(StoredOrderTest, CorpusChunksHoldEveryViewCell) {
     SCOPED_TRACE(name);
     auto storage = LocalStorage::Open(e.path().string());
     ASSERT_TRUE(storage.ok());
-    auto array = Array::Open(*storage, std::nullopt);
+    auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
     ASSERT_TRUE(array.ok()) << array.error().ToString();
     auto instants = (*array)->Instants();
     ASSERT_TRUE(instants.ok());

@@ -44,7 +44,7 @@ std::string Joined(const Pieces& p) {
 void CheckArray(const fs::path& array_dir, const fs::path& exp, const std::string& name) {
   auto storage = LocalStorage::Open(array_dir.string());
   ASSERT_TRUE(storage.ok()) << storage.error().message();
-  auto array = Array::Open(*storage, CorpusKeyFor(array_dir));
+  auto array = Array::Open(*storage, CorpusKeyFor(array_dir), DefaultLimits());
   ASSERT_TRUE(array.ok()) << name << ": " << array.error().ToString();
   for (const auto& vdir : fs::directory_iterator(exp / "views")) {
     std::string vname = vdir.path().filename();
@@ -141,7 +141,7 @@ TEST(DamagedArrayTest, TruncatedDataFileIsCorruptAndNamed) {
   fs::resize_file(data, fs::file_size(data) / 2);
   auto storage = LocalStorage::Open(dir.string());
   ASSERT_TRUE(storage.ok());
-  auto array = Array::Open(*storage, std::nullopt);
+  auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
   ASSERT_TRUE(array.ok()) << array.error().ToString();
   auto view = (*array)->ViewAt(UINT64_MAX);
   ASSERT_TRUE(view.ok());
@@ -174,7 +174,7 @@ TEST(DamagedArrayTest, ChecksumMismatchIsDetected) {
     f.write(&c, 1);
   }
   auto storage = LocalStorage::Open(dir.string());
-  auto array = Array::Open(*storage, std::nullopt);
+  auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
   ASSERT_TRUE(array.ok());
   auto view = (*array)->ViewAt(UINT64_MAX);
   ASSERT_TRUE(view.ok());
@@ -190,12 +190,12 @@ TEST(DamagedArrayTest, ChecksumMismatchIsDetected) {
 TEST(DamagedArrayTest, EncryptedArrayNeedsItsKey) {
   auto storage = LocalStorage::Open((kCorpus / "arrays" / "encrypted").string());
   ASSERT_TRUE(storage.ok());
-  auto none = Array::Open(*storage, std::nullopt);
+  auto none = Array::Open(*storage, std::nullopt, DefaultLimits());
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code(), ErrorCode::kKey);
   EncryptionKey wrong;
   wrong.bytes.fill(7);
-  auto bad = Array::Open(*storage, wrong);
+  auto bad = Array::Open(*storage, wrong, DefaultLimits());
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code(), ErrorCode::kKey) << bad.error().ToString();
 }
@@ -203,7 +203,7 @@ TEST(DamagedArrayTest, EncryptedArrayNeedsItsKey) {
 TEST(ArrayTest, NotAnArrayIsNotFound) {
   auto storage = LocalStorage::Open((kCorpus / "expected").string());
   ASSERT_TRUE(storage.ok());
-  auto a = Array::Open(*storage, std::nullopt);
+  auto a = Array::Open(*storage, std::nullopt, DefaultLimits());
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.error().code(), ErrorCode::kNotFound);
 }
@@ -222,7 +222,7 @@ std::shared_ptr<const ArrayView> LatestView(const std::string& name) {
     ADD_FAILURE() << name << ": " << storage.error().ToString();
     return nullptr;
   }
-  auto array = Array::Open(*storage, std::nullopt);
+  auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
   if (!array.ok()) {
     ADD_FAILURE() << name << ": " << array.error().ToString();
     return nullptr;
@@ -322,7 +322,7 @@ TEST(RangeReadTest, PiecesAreTheSliceAndOutliveTheirView) {
 // The tile cache keeps to its budget whatever is read.
 TEST(RangeReadTest, TileCacheStaysWithinBudget) {
   auto storage = LocalStorage::Open((kCorpus / "arrays" / "filters").string());
-  auto array = Array::Open(*storage, std::nullopt);
+  auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
   ASSERT_TRUE(array.ok());
   auto cache = std::make_shared<TileCache>(4096);
   (*array)->set_tile_cache(cache);
@@ -358,7 +358,7 @@ TEST(RangeReadTest, ReaderStateKeepsTilesACacheCannot) {
     auto local = LocalStorage::Open((kCorpus / "arrays" / name).string());
     ASSERT_TRUE(local.ok());
     auto storage = std::make_shared<CountingStorage>(*local);
-    auto array = Array::Open(storage, std::nullopt);
+    auto array = Array::Open(storage, std::nullopt, DefaultLimits());
     ASSERT_TRUE(array.ok()) << name;
     (*array)->set_tile_cache(std::make_shared<TileCache>(1));  // keeps no tile
     auto view = (*array)->ViewAt(UINT64_MAX);
@@ -405,7 +405,7 @@ TEST(ArrayLimitsTest, ViewCellCapReachesEveryIndex) {
   for (const std::string name : {"dense_1d", "sparse_2d", "deletes", "sparse_strdim"}) {
     auto storage = LocalStorage::Open((kCorpus / "arrays" / name).string());
     ASSERT_TRUE(storage.ok());
-    auto open = Array::Open(*storage, std::nullopt);
+    auto open = Array::Open(*storage, std::nullopt, DefaultLimits());
     ASSERT_TRUE(open.ok()) << name;
     auto whole = (*open)->ViewAt(UINT64_MAX);
     ASSERT_TRUE(whole.ok()) << name;

@@ -88,7 +88,7 @@ void ExpectError(const Result<ArraySchema>& r, ErrorCode code, std::string_view 
 // ---- Real payloads (decoded generic tiles of the corpus) ----
 
 TEST(ArraySchemaParse, EnumerationsSchemaAfterEvolution) {
-  auto r = ParseArraySchema(Span(testdata::kEnumerationsT2Schema));
+  auto r = ParseArraySchema(Span(testdata::kEnumerationsT2Schema), 0, DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   const ArraySchema& s = *r;
   EXPECT_EQ(s.version, 22u);
@@ -125,7 +125,7 @@ TEST(ArraySchemaParse, EnumerationsSchemaAfterEvolution) {
 }
 
 TEST(ArraySchemaParse, CurrentDomainExpanded) {
-  auto r = ParseArraySchema(Span(testdata::kCurrentDomainT2Schema));
+  auto r = ParseArraySchema(Span(testdata::kCurrentDomainT2Schema), 0, DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   const CurrentDomain& cd = r->current_domain;
   EXPECT_FALSE(cd.empty);
@@ -139,7 +139,7 @@ TEST(ArraySchemaParse, CurrentDomainExpanded) {
 }
 
 TEST(ArraySchemaParse, StringDimension) {
-  auto r = ParseArraySchema(Span(testdata::kSparseStrdimSchema));
+  auto r = ParseArraySchema(Span(testdata::kSparseStrdimSchema), 0, DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   ASSERT_EQ(r->dimensions.size(), 2u);
   const Dimension& key = r->dimensions[0];
@@ -153,7 +153,7 @@ TEST(ArraySchemaParse, StringDimension) {
 }
 
 TEST(ArraySchemaParse, LegacyVersion11) {
-  auto r = ParseArraySchema(Span(testdata::kLegacyV11Schema));
+  auto r = ParseArraySchema(Span(testdata::kLegacyV11Schema), 0, DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->version, 11u);
   EXPECT_FALSE(r->dense());
@@ -163,7 +163,7 @@ TEST(ArraySchemaParse, LegacyVersion11) {
 }
 
 TEST(ArraySchemaParse, LegacyVersion1) {
-  auto r = ParseArraySchema(Span(testdata::kLegacyV1Schema));
+  auto r = ParseArraySchema(Span(testdata::kLegacyV1Schema), 0, DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   const ArraySchema& s = *r;
   EXPECT_EQ(s.version, 1u);
@@ -212,7 +212,7 @@ TEST(ArraySchemaParse, EveryVersionOneToTwentyThree) {
       spec.cd_empty = false;
       spec.cd_ranges = {Le<int64_t>({5, 50})};
     }
-    auto r = ParseArraySchema(BuildSchema(spec));
+    auto r = ParseArraySchema(BuildSchema(spec), 0, DefaultLimits());
     ASSERT_TRUE(r.ok()) << r.error().ToString();
     const ArraySchema& s = *r;
     EXPECT_EQ(s.version, v);
@@ -248,7 +248,7 @@ TEST(ArraySchemaParse, LegacyDomainDatatypeAppliesToEveryDimension) {
   spec.legacy_type = 9;  // UINT32
   spec.dims = {DimSpec{.name = "x", .domain = Le<uint32_t>({0, 9}), .extent = Le<uint32_t>({5})},
                DimSpec{.name = "y", .domain = Le<uint32_t>({3, 4}), .extent = std::nullopt}};
-  auto r = ParseArraySchema(BuildSchema(spec));
+  auto r = ParseArraySchema(BuildSchema(spec), 0, DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->dimensions[0].type, Datatype::kUInt32);
   EXPECT_EQ(r->dimensions[1].type, Datatype::kUInt32);
@@ -286,7 +286,7 @@ TEST(ArraySchemaParse, DimensionLabels) {
                            .type = 11,
                            .cell_val_num = kVarNum,
                            .external = true}};
-  auto r = ParseArraySchema(BuildSchema(spec));
+  auto r = ParseArraySchema(BuildSchema(spec), 0, DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   ASSERT_EQ(r->labels.size(), 1u);
   const DimensionLabel& l = r->labels[0];
@@ -301,10 +301,12 @@ TEST(ArraySchemaParse, DimensionLabels) {
   EXPECT_TRUE(l.is_external);
 
   spec.labels[0].dim = 2;  // only two dimensions
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "dimension index 2");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "dimension index 2");
   spec.labels[0].dim = 0;
   spec.labels[0].order = 3;
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "label.order");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "label.order");
 }
 
 TEST(ArraySchemaParse, CurrentDomainOnStringDimension) {
@@ -316,7 +318,7 @@ TEST(ArraySchemaParse, CurrentDomainOnStringDimension) {
       DimSpec{.name = "n"}};
   spec.cd_empty = false;
   spec.cd_ranges = {VarRange("apple", "pear"), Le<int64_t>({2, 3})};
-  auto r = ParseArraySchema(BuildSchema(spec));
+  auto r = ParseArraySchema(BuildSchema(spec), 0, DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   ASSERT_EQ(r->current_domain.ranges.size(), 2u);
   EXPECT_EQ(ToString(r->current_domain.ranges[0].lo), "apple");
@@ -327,12 +329,13 @@ TEST(ArraySchemaParse, CurrentDomainOnStringDimension) {
   testing::ByteWriter w;
   w.Put<uint64_t>(3).Put<uint64_t>(4).PutString("abc");
   spec.cd_ranges[0] = w.bytes();
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "range_start_size");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "range_start_size");
 
   // A newer current domain version is unsupported.
   spec.cd_ranges[0] = VarRange("a", "b");
   spec.cd_version = 1;
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kUnsupported,
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kUnsupported,
               "current_domain.version");
 }
 
@@ -345,7 +348,7 @@ TEST(ArraySchemaParse, EveryTruncationOfRealPayloadsIsCorrupt) {
       Span(testdata::kLegacyV1Schema)};
   for (Bytes p : payloads) {
     for (size_t n = 0; n < p.size(); ++n) {
-      auto r = ParseArraySchema(p.first(n), 1000);
+      auto r = ParseArraySchema(p.first(n), 1000, DefaultLimits());
       ASSERT_FALSE(r.ok()) << "prefix of " << n << " of " << p.size() << " bytes parsed";
       EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt) << r.error().ToString();
       EXPECT_NE(r.error().message().find("offset"), std::string::npos) << r.error().message();
@@ -366,14 +369,14 @@ TEST(ArraySchemaParse, EveryTruncationOfHandBuiltV23IsCorrupt) {
   spec.cd_empty = false;
   spec.cd_ranges = {VarRange("a", "zz"), Le<int64_t>({1, 2})};
   ByteVec full = BuildSchema(spec);
-  ASSERT_TRUE(ParseArraySchema(full).ok());
+  ASSERT_TRUE(ParseArraySchema(full, 0, DefaultLimits()).ok());
   for (size_t n = 0; n < full.size(); ++n) {
-    auto r = ParseArraySchema(Bytes(full).first(n));
+    auto r = ParseArraySchema(Bytes(full).first(n), 0, DefaultLimits());
     ASSERT_FALSE(r.ok()) << n;
     EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt) << r.error().ToString();
   }
   full.push_back(0);
-  ExpectError(ParseArraySchema(full), ErrorCode::kCorrupt, "trailing");
+  ExpectError(ParseArraySchema(full, 0, DefaultLimits()), ErrorCode::kCorrupt, "trailing");
 }
 
 // Deterministic mutations of real payloads: parsing and rendering never
@@ -393,7 +396,7 @@ TEST(ArraySchemaParse, MutatedPayloadsNeverCrash) {
         size_t at = rng() % m.size();
         m[at] = (rng() % 3 == 0) ? 0xff : static_cast<uint8_t>(rng());
       }
-      auto r = ParseArraySchema(m);
+      auto r = ParseArraySchema(m, 0, DefaultLimits());
       if (!r.ok()) continue;
       ++parsed;
       // A legacy cell_val_num may legitimately ask for a fill of many MiB;
@@ -412,21 +415,22 @@ TEST(ArraySchemaParse, BadEnumBytesAreCorrupt) {
   ByteVec p = Copy(Span(testdata::kEnumerationsT2Schema));
   ByteVec bad = p;
   bad[5] = 7;  // array type
-  ExpectError(ParseArraySchema(bad, 100), ErrorCode::kCorrupt,
+  ExpectError(ParseArraySchema(bad, 100, DefaultLimits()), ErrorCode::kCorrupt,
               "offset 105: schema.array_type: bad array type 7");
   bad = p;
   bad[6] = 2;  // tile order
-  ExpectError(ParseArraySchema(bad), ErrorCode::kCorrupt, "tile_order");
+  ExpectError(ParseArraySchema(bad, 0, DefaultLimits()), ErrorCode::kCorrupt, "tile_order");
   bad = p;
   bad[7] = 3;  // cell order: unordered is not a cell order
-  ExpectError(ParseArraySchema(bad), ErrorCode::kCorrupt, "cell_order");
+  ExpectError(ParseArraySchema(bad, 0, DefaultLimits()), ErrorCode::kCorrupt, "cell_order");
   bad = p;
   bad[4] = 2;  // allows dups
-  ExpectError(ParseArraySchema(bad), ErrorCode::kCorrupt, "allows_dups");
+  ExpectError(ParseArraySchema(bad, 0, DefaultLimits()), ErrorCode::kCorrupt, "allows_dups");
 
   SchemaSpec spec;
   spec.attrs[0].order = 3;
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "attribute.order");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "attribute.order");
 
   // Nullable byte 5 (after the fill value 0x5a5a5a5a).
   spec = SchemaSpec{};
@@ -434,14 +438,14 @@ TEST(ArraySchemaParse, BadEnumBytesAreCorrupt) {
   spec.attrs[0].nullable = true;
   ByteVec b = BuildSchema(spec);
   b[Find(b, Le<uint32_t>({0x5a5a5a5a})) + 4] = 5;
-  ExpectError(ParseArraySchema(b), ErrorCode::kCorrupt, "attribute.nullable");
+  ExpectError(ParseArraySchema(b, 0, DefaultLimits()), ErrorCode::kCorrupt, "attribute.nullable");
 
   // Null tile extent flag 2.
   spec = SchemaSpec{};
   spec.dims[0].domain = Le<int64_t>({1, 0x5a5a5a5a});
   b = BuildSchema(spec);
   b[Find(b, Le<int64_t>({0x5a5a5a5a})) + 8] = 2;
-  ExpectError(ParseArraySchema(b), ErrorCode::kCorrupt, "null_tile_extent");
+  ExpectError(ParseArraySchema(b, 0, DefaultLimits()), ErrorCode::kCorrupt, "null_tile_extent");
 
   // Current domain type 1 does not exist.
   spec = SchemaSpec{};
@@ -449,32 +453,33 @@ TEST(ArraySchemaParse, BadEnumBytesAreCorrupt) {
   spec.cd_ranges = {Le<int64_t>({1, 2})};
   b = BuildSchema(spec);
   b[b.size() - 17] = 1;
-  ExpectError(ParseArraySchema(b), ErrorCode::kCorrupt, "current_domain.type");
+  ExpectError(ParseArraySchema(b, 0, DefaultLimits()), ErrorCode::kCorrupt, "current_domain.type");
 }
 
 TEST(ArraySchemaParse, UnknownDatatypeIsUnsupported) {
   SchemaSpec spec;
   spec.attrs[0].type = 200;
-  auto r = ParseArraySchema(BuildSchema(spec));
+  auto r = ParseArraySchema(BuildSchema(spec), 0, DefaultLimits());
   ExpectError(r, ErrorCode::kUnsupported, "attribute.datatype");
   ExpectError(r, ErrorCode::kUnsupported, "attribute 0");
   spec = SchemaSpec{};
   spec.dims[0].type = 99;
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kUnsupported, "dimension.datatype");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kUnsupported,
+              "dimension.datatype");
 }
 
 TEST(ArraySchemaParse, VersionsOutsideOneToTwentyThree) {
   SchemaSpec spec;
   spec.version = 24;
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kUnsupported,
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kUnsupported,
               "format version 24 is newer than 23");
   ByteVec p = Copy(Span(testdata::kEnumerationsT2Schema));
   p[0] = 0xff, p[1] = 0xff, p[2] = 0xff, p[3] = 0xff;
-  ExpectError(ParseArraySchema(p), ErrorCode::kUnsupported, "4294967295");
+  ExpectError(ParseArraySchema(p, 0, DefaultLimits()), ErrorCode::kUnsupported, "4294967295");
   p[0] = 0, p[1] = 0, p[2] = 0, p[3] = 0;
-  ExpectError(ParseArraySchema(p), ErrorCode::kCorrupt, "schema.version");
+  ExpectError(ParseArraySchema(p, 0, DefaultLimits()), ErrorCode::kCorrupt, "schema.version");
   spec.version = 23;
-  EXPECT_TRUE(ParseArraySchema(BuildSchema(spec)).ok());
+  EXPECT_TRUE(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()).ok());
 }
 
 TEST(ArraySchemaParse, AllocationTrackerSeesAllocations) {
@@ -500,7 +505,7 @@ TEST(ArraySchemaParse, OversizedLengthsAllocateNothing) {
   p[at] = p[at + 1] = p[at + 2] = p[at + 3] = 0xff;
   g_largest_alloc = 0;
   g_track_allocs = true;
-  auto r = ParseArraySchema(p);
+  auto r = ParseArraySchema(p, 0, DefaultLimits());
   g_track_allocs = false;
   ExpectError(r, ErrorCode::kCorrupt, "dimension.name: need 4294967295 bytes");
   EXPECT_TRUE(!kAllocsTracked || g_largest_alloc < 4096u) << g_largest_alloc;
@@ -516,7 +521,7 @@ TEST(ArraySchemaParse, OversizedLengthsAllocateNothing) {
   b[fill - 1] = 0x80;
   g_largest_alloc = 0;
   g_track_allocs = true;
-  auto r2 = ParseArraySchema(b);
+  auto r2 = ParseArraySchema(b, 0, DefaultLimits());
   g_track_allocs = false;
   ExpectError(r2, ErrorCode::kCorrupt, "attribute.fill_value: need 9223372036854775812 bytes");
   EXPECT_TRUE(!kAllocsTracked || g_largest_alloc < 4096u) << g_largest_alloc;
@@ -529,7 +534,7 @@ TEST(ArraySchemaParse, OversizedLengthsAllocateNothing) {
   for (size_t i = uri - 8; i < uri; ++i) b[i] = 0xff;
   g_largest_alloc = 0;
   g_track_allocs = true;
-  auto r3 = ParseArraySchema(b);
+  auto r3 = ParseArraySchema(b, 0, DefaultLimits());
   g_track_allocs = false;
   ExpectError(r3, ErrorCode::kCorrupt, "label.uri");
   EXPECT_TRUE(!kAllocsTracked || g_largest_alloc < 4096u) << g_largest_alloc;
@@ -542,13 +547,13 @@ TEST(ArraySchemaParse, HugeLegacyCellGetsOneFillValueNotAllocated) {
   spec.attrs[0].cell_val_num = 0x7fffffff;
   g_largest_alloc = 0;
   g_track_allocs = true;
-  auto r = ParseArraySchema(BuildSchema(spec));
+  auto r = ParseArraySchema(BuildSchema(spec), 0, DefaultLimits());
   g_track_allocs = false;
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->attributes[0].fill_value.size(), 8u);  // INT64 minimum, repeated by readers
   EXPECT_TRUE(!kAllocsTracked || g_largest_alloc < 4096u) << g_largest_alloc;
   spec.attrs[0].cell_val_num = 1000;
-  r = ParseArraySchema(BuildSchema(spec));
+  r = ParseArraySchema(BuildSchema(spec), 0, DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->attributes[0].fill_value.size(), 8000u);
   // The cap is the caller's Limits::max_default_fill_bytes.
@@ -566,52 +571,62 @@ TEST(ArraySchemaParse, AttributeCountBeyondPayload) {
   // attribute count = 0 sits before labels(4) + enums(4) + cd(5).
   size_t at = b.size() - 13 - 4;
   b[at] = b[at + 1] = b[at + 2] = b[at + 3] = 0xff;
-  ExpectError(ParseArraySchema(b), ErrorCode::kCorrupt, "schema.attribute_num");
+  ExpectError(ParseArraySchema(b, 0, DefaultLimits()), ErrorCode::kCorrupt, "schema.attribute_num");
 }
 
 TEST(ArraySchemaParse, InconsistentSchemasAreCorrupt) {
   SchemaSpec spec;
   spec.attrs[0].fill = Le<int64_t>({1});  // 8 bytes for an INT32 cell
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "fill_value_size: 8");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "fill_value_size: 8");
 
   spec = SchemaSpec{};
   spec.attrs[0].fill = {};
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "fill_value_size: 0");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "fill_value_size: 0");
 
   spec = SchemaSpec{};
   spec.attrs[0].name = "d";  // same as the dimension
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "duplicate");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "duplicate");
 
   spec = SchemaSpec{};
   spec.attrs[0].enumeration = "missing";
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "unknown enumeration");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "unknown enumeration");
 
   spec = SchemaSpec{};
   spec.enums = {{"e", "../../etc"}};
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "bad name");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "bad name");
 
   spec = SchemaSpec{};
   spec.dims[0].domain = Le<int64_t>({100, 1});
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "lower bound above");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "lower bound above");
 
   spec = SchemaSpec{};
   spec.dims[0].domain = Le<int64_t>({1, 2, 3});
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "domain_size: 24");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "domain_size: 24");
 
   spec = SchemaSpec{};
   spec.array_type = 0;
   spec.dims[0].type = 3;  // FLOAT64 in a dense array
   spec.dims[0].domain = Le<double>({0, 1});
   spec.dims[0].extent = Le<double>({1});
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "dense arrays");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "dense arrays");
 
   spec = SchemaSpec{};
   spec.dims[0].cell_val_num = 2;
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "cell_val_num");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "cell_val_num");
 
   spec = SchemaSpec{};
   spec.attrs[0].cell_val_num = 0;
-  ExpectError(ParseArraySchema(BuildSchema(spec)), ErrorCode::kCorrupt, "cell_val_num: 0");
+  ExpectError(ParseArraySchema(BuildSchema(spec), 0, DefaultLimits()), ErrorCode::kCorrupt,
+              "cell_val_num: 0");
 }
 
 }  // namespace

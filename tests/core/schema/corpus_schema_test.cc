@@ -74,10 +74,10 @@ std::vector<Loaded> LoadAll(const std::string& name) {
     }
   }
   for (const std::string& f : files) {
-    auto s = LoadArraySchema(**storage, f, key ? &*key : nullptr);
+    auto s = LoadArraySchema(**storage, f, key ? &*key : nullptr, DefaultLimits());
     EXPECT_TRUE(s.ok()) << name << "/" << f << ": " << s.error().ToString();
     if (!s.ok()) continue;
-    auto enums = LoadSchemaEnumerations(**storage, *s, key ? &*key : nullptr);
+    auto enums = LoadSchemaEnumerations(**storage, *s, key ? &*key : nullptr, DefaultLimits());
     EXPECT_TRUE(enums.ok()) << name << "/" << f << ": " << enums.error().ToString();
     if (!enums.ok()) continue;
     out.push_back({std::move(*s), std::move(*enums)});
@@ -239,16 +239,16 @@ TEST(CorpusSchema, LoaderErrors) {
   auto list = (*storage)->List("__schema");
   ASSERT_TRUE(list.ok());
   std::string file = "__schema/" + list->front().name;
-  auto no_key = LoadArraySchema(**storage, file, nullptr);
+  auto no_key = LoadArraySchema(**storage, file, nullptr, DefaultLimits());
   ASSERT_FALSE(no_key.ok());
   EXPECT_EQ(no_key.error().code(), ErrorCode::kKey) << no_key.error().ToString();
   EXPECT_NE(no_key.error().message().find(file), std::string::npos);
   EncryptionKey wrong;
-  auto bad = LoadArraySchema(**storage, file, &wrong);
+  auto bad = LoadArraySchema(**storage, file, &wrong, DefaultLimits());
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code(), ErrorCode::kKey) << bad.error().ToString();
 
-  auto missing = LoadArraySchema(**storage, "__schema/__nope", nullptr);
+  auto missing = LoadArraySchema(**storage, "__schema/__nope", nullptr, DefaultLimits());
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
 }

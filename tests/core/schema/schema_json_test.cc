@@ -20,7 +20,7 @@ using testing::SchemaSpec;
 using testing::VarRange;
 
 ArraySchema Parse(const SchemaSpec& spec) {
-  auto r = ParseArraySchema(BuildSchema(spec));
+  auto r = ParseArraySchema(BuildSchema(spec), 0, DefaultLimits());
   EXPECT_TRUE(r.ok()) << r.error().ToString();
   return r.ok() ? *r : ArraySchema{};
 }

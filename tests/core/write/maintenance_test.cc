@@ -129,7 +129,7 @@ class MaintenanceTest : public ::testing::Test {
   std::shared_ptr<Array> Open() {
     auto storage = LocalStorage::Open(Dir());
     EXPECT_TRUE(storage.ok());
-    auto array = Array::Open(*storage, std::nullopt);
+    auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
     EXPECT_TRUE(array.ok()) << array.error().ToString();
     return array.ok() ? *array : nullptr;
   }
@@ -180,7 +180,7 @@ TEST(MetadataWriterTest, CorpusMetadataFilesReserializeToTileDBsBytes) {
     const fs::path dir = kCorpus / "arrays" / array / "__meta";
     for (const std::string& name : Names(dir)) {
       const ByteVec bytes = ReadAll(dir / name);
-      auto tile = DecodeGenericTile(bytes, name, 0, nullptr);
+      auto tile = DecodeGenericTile(bytes, name, 0, nullptr, DefaultLimits());
       ASSERT_TRUE(tile.ok()) << tile.error().ToString();
       auto entries = ParseMetadataFile(tile->data, 0);
       ASSERT_TRUE(entries.ok()) << entries.error().ToString();
@@ -292,7 +292,7 @@ TEST_F(MaintenanceTest, MetadataPutsAndDeletesReadBackAtEachInstant) {
   auto storage = LocalStorage::Open(Dir());
   ASSERT_TRUE(storage.ok());
   auto at = [&](uint64_t t) {
-    auto m = LoadMetadata(**storage, "__meta", t, nullptr);
+    auto m = LoadMetadata(**storage, "__meta", t, nullptr, DefaultLimits());
     EXPECT_TRUE(m.ok()) << m.error().ToString();
     return m.ok() ? *m : std::map<std::string, MetadataValue>{};
   };
@@ -343,7 +343,8 @@ TEST(ConsolidatedFragmentMetaTest, CorpusFileReserializesToTileDBsBytes) {
   ASSERT_TRUE(storage.ok());
   const std::vector<std::string> files = Names(dir / "__fragment_meta");
   ASSERT_EQ(files.size(), 1u);
-  auto footers = LoadConsolidatedFragmentMeta(**storage, "__fragment_meta/" + files[0], nullptr);
+  auto footers = LoadConsolidatedFragmentMeta(**storage, "__fragment_meta/" + files[0], nullptr,
+                                              DefaultLimits());
   ASSERT_TRUE(footers.ok()) << footers.error().ToString();
   ASSERT_EQ(footers->size(), 5u);
   std::vector<FooterEntry> entries;
@@ -411,7 +412,7 @@ TEST_F(MaintenanceTest, ConsolidateMetadataKeepsEveryView) {
   for (const auto& [t, snap] : before) ExpectSame(snap, Snap(t), "instant " + std::to_string(t));
   // The footers are those of the fragments' own files.
   auto storage = LocalStorage::Open(Dir());
-  auto footers = LoadConsolidatedFragmentMeta(**storage, r->file, nullptr);
+  auto footers = LoadConsolidatedFragmentMeta(**storage, r->file, nullptr, DefaultLimits());
   ASSERT_TRUE(footers.ok()) << footers.error().ToString();
   ASSERT_EQ(footers->size(), 4u);
   for (size_t i = 0; i < 4; ++i) {
@@ -443,7 +444,7 @@ TEST_F(MaintenanceTest, FirstMetaFileHoldingAFooterWins) {
   ASSERT_EQ(r->file.rfind("__fragment_meta/__2000_3000_", 0), 0u) << r->file;
   // A footer cut to its first 12 bytes: version and part of the schema name.
   auto storage = LocalStorage::Open(Dir());
-  auto footers = LoadConsolidatedFragmentMeta(**storage, r->file, nullptr);
+  auto footers = LoadConsolidatedFragmentMeta(**storage, r->file, nullptr, DefaultLimits());
   ASSERT_TRUE(footers.ok()) << footers.error().ToString();
   const ConsolidatedFooter& first = (*footers)[0];
   auto payload = SerializeConsolidatedFragmentMeta(

@@ -51,7 +51,7 @@ TEST_F(ManyFragmentsReadTest, EveryMissingTileIsReadTogether) {
   }
   auto storage = LocalStorage::Open(root_.string());
   ASSERT_TRUE(storage.ok()) << storage.error().ToString();
-  auto array = Array::Open(*storage, std::nullopt);
+  auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
   ASSERT_TRUE(array.ok()) << array.error().ToString();
   (*array)->set_tile_cache(std::make_shared<TileCache>(uint64_t{64} << 20));
   auto view = (*array)->ViewAt(UINT64_MAX);

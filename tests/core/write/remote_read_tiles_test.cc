@@ -44,7 +44,7 @@ class RemoteReadTilesTest : public ::testing::Test {
     auto local = LocalStorage::Open(array_.root().string());
     ASSERT_TRUE(local.ok());
     storage_ = std::make_shared<RemoteStorage>(*local, 4, hold_first);
-    auto array = Array::Open(storage_, std::nullopt);
+    auto array = Array::Open(storage_, std::nullopt, DefaultLimits());
     ASSERT_TRUE(array.ok()) << array.error().ToString();
     array_open_ = *array;
     auto view = array_open_->ViewAt(UINT64_MAX);

@@ -55,7 +55,7 @@ class StreamTest : public ::testing::Test {
   std::shared_ptr<const ArrayView> View(const std::string& name, uint64_t t = UINT64_MAX) {
     auto storage = LocalStorage::Open((root_ / name).string());
     EXPECT_TRUE(storage.ok());
-    auto array = Array::Open(*storage, std::nullopt);
+    auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
     EXPECT_TRUE(array.ok()) << array.error().ToString();
     auto view = (*array)->ViewAt(t);
     EXPECT_TRUE(view.ok()) << view.error().ToString();

@@ -76,7 +76,7 @@ class TempArray {
   // The same through `storage` (a test's wrapper over this folder's).
   std::shared_ptr<const ArrayView> ViewOver(std::shared_ptr<const Storage> storage, uint64_t t,
                                             std::shared_ptr<TileCache> cache) {
-    auto array = Array::Open(std::move(storage), std::nullopt);
+    auto array = Array::Open(std::move(storage), std::nullopt, DefaultLimits());
     EXPECT_TRUE(array.ok()) << array.error().ToString();
     if (!array.ok()) return nullptr;
     if (cache) (*array)->set_tile_cache(std::move(cache));

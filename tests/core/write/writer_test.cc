@@ -153,7 +153,7 @@ TEST(FilterWriterTest, GenericTileDecodes) {
     for (uint64_t i = 0; i < size; ++i) payload[i] = static_cast<uint8_t>(i * 7);
     auto t = EncodeGenericTile(payload, kWriteFormatVersion);
     ASSERT_TRUE(t.ok());
-    auto back = DecodeGenericTile(*t, "x", 0, nullptr);
+    auto back = DecodeGenericTile(*t, "x", 0, nullptr, DefaultLimits());
     ASSERT_TRUE(back.ok()) << back.error().ToString();
     EXPECT_EQ(back->data, payload);
     EXPECT_EQ(back->disk_size, t->size());
@@ -173,9 +173,10 @@ TEST(SchemaWriterTest, CorpusSchemasSerializeToTileDBsBytes) {
       if (!f.is_regular_file()) continue;
       auto storage = LocalStorage::Open(dir.string());
       ASSERT_TRUE(storage.ok());
-      auto tile = ReadGenericTile(**storage, f.path().filename().string(), 0, nullptr);
+      auto tile =
+          ReadGenericTile(**storage, f.path().filename().string(), 0, nullptr, DefaultLimits());
       ASSERT_TRUE(tile.ok());
-      auto schema = ParseArraySchema(tile->data);
+      auto schema = ParseArraySchema(tile->data, 0, DefaultLimits());
       ASSERT_TRUE(schema.ok());
       if (schema->version != kWriteFormatVersion) continue;
       auto bytes = SerializeArraySchema(*schema);
@@ -449,7 +450,7 @@ void CheckRewrite(const std::string& array_name, uint64_t t1) {
   auto open = [](const fs::path& p) {
     auto storage = LocalStorage::Open(p.string());
     EXPECT_TRUE(storage.ok());
-    auto a = Array::Open(*storage, std::nullopt);
+    auto a = Array::Open(*storage, std::nullopt, DefaultLimits());
     EXPECT_TRUE(a.ok()) << a.error().ToString();
     return *a;
   };
@@ -622,7 +623,7 @@ TEST_F(MkarrayToolTest, CreateWriteAndBadRows) {
   EXPECT_EQ(count(dir_ / "arr" / "__commits"), 1);
   auto storage = LocalStorage::Open(arr);
   ASSERT_TRUE(storage.ok());
-  auto array = Array::Open(*storage, std::nullopt);
+  auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
   ASSERT_TRUE(array.ok());
   auto view = (*array)->ViewAt(UINT64_MAX);
   ASSERT_TRUE(view.ok());
@@ -652,7 +653,7 @@ TEST_F(MkarrayToolTest, SyntheticIsReproducible) {
         << err;
     auto storage = LocalStorage::Open(arr);
     ASSERT_TRUE(storage.ok());
-    auto array = Array::Open(*storage, std::nullopt);
+    auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
     ASSERT_TRUE(array.ok());
     auto view = (*array)->ViewAt(UINT64_MAX);
     ASSERT_TRUE(view.ok());
@@ -701,7 +702,7 @@ TEST_F(MkarrayToolTest, SyntheticFragmentsAndCountsFromTheCommandLine) {
 
   auto storage = LocalStorage::Open(arr);
   ASSERT_TRUE(storage.ok());
-  auto array = Array::Open(*storage, std::nullopt);
+  auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
   ASSERT_TRUE(array.ok());
   auto view = (*array)->ViewAt(UINT64_MAX);
   ASSERT_TRUE(view.ok());

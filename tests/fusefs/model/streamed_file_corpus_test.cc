@@ -154,13 +154,14 @@ void CheckArray(const Source& src, const TreeOptions& base_options, int random_r
   ASSERT_TRUE(tree.ok()) << tree.error().ToString();
   auto storage = core::LocalStorage::Open(src.path);
   ASSERT_TRUE(storage.ok());
-  auto array = core::Array::Open(*storage, src.key);
+  auto array = core::Array::Open(*storage, src.key, core::DefaultLimits());
   ASSERT_TRUE(array.ok()) << array.error().ToString();
   std::mt19937_64 rng(7);
 
   auto check_view = [&](const std::string& prefix, const core::ArrayView& view) {
     SCOPED_TRACE(prefix.empty() ? "root" : prefix);
-    auto enums = core::LoadSchemaEnumerations(**storage, view.schema(), (*array)->key());
+    auto enums = core::LoadSchemaEnumerations(**storage, view.schema(), (*array)->key(),
+                                              core::DefaultLimits());
     Files files = WholeFiles(view, enums.ok() ? *enums : std::vector<core::Enumeration>{});
     ASSERT_FALSE(files.empty());
     for (const auto& [name, bytes] : files) {
@@ -241,11 +242,12 @@ TEST(StreamedFileTest, CorpusTextFilesReadAnywhereFirst) {
     options.key = src.key;
     auto storage = core::LocalStorage::Open(src.path);
     ASSERT_TRUE(storage.ok());
-    auto array = core::Array::Open(*storage, src.key);
+    auto array = core::Array::Open(*storage, src.key, core::DefaultLimits());
     ASSERT_TRUE(array.ok()) << array.error().ToString();
     auto root = (*array)->ViewAt(UINT64_MAX);
     ASSERT_TRUE(root.ok());
-    auto enums = core::LoadSchemaEnumerations(**storage, (*root)->schema(), (*array)->key());
+    auto enums = core::LoadSchemaEnumerations(**storage, (*root)->schema(), (*array)->key(),
+                                              core::DefaultLimits());
     Files files = WholeFiles(**root, enums.ok() ? *enums : std::vector<core::Enumeration>{});
     for (const auto& [name, want] : files) {
       if (name != "data.csv" && !name.ends_with(".txt")) continue;
