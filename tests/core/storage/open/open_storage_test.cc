@@ -1,14 +1,15 @@
 #include "core/storage/open/open_storage.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <thread>
+
+#include "tests/core/storage/loopback.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -56,17 +57,11 @@ class ListingServer {
                "</Key><Size>1</Size><ETag>\"e\"</ETag></Contents>";
     }
     body_ += "</ListBucketResult>";
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
-        ::listen(fd_, 8) != 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    fd_ = ListenOnLoopback(8, &port_);
+    if (fd_ < 0) {
       ADD_FAILURE() << "cannot listen on loopback";
       return;
     }
-    port_ = ntohs(a.sin_port);
     thread_ = std::thread([this] { Serve(); });
   }
   ~ListingServer() {
@@ -103,7 +98,7 @@ class ListingServer {
 
   std::string body_;
   int fd_ = -1;
-  int port_ = 0;
+  uint16_t port_ = 0;
   std::thread thread_;
 };
 

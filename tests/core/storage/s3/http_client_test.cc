@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/util/stop.h"
+#include "tests/core/storage/loopback.h"
 
 namespace tiledbfs::core::s3 {
 namespace {
@@ -32,17 +33,11 @@ using Clock = std::chrono::steady_clock;
 class HoldingServer {
  public:
   HoldingServer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
-        ::listen(fd_, 64) != 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    fd_ = ListenOnLoopback(64, &port_);
+    if (fd_ < 0) {
       ADD_FAILURE() << "cannot listen on loopback";
       return;
     }
-    port_ = ntohs(a.sin_port);
     acceptor_ = std::thread([this] { Accept(); });
   }
   ~HoldingServer() {
