@@ -103,7 +103,7 @@ TEST(ReadTilesTest, EveryCorpusTileAsReadTileGivesIt) {
 TEST(ReadTilesTest, DecodesAreCountedByFieldName) {
   auto storage = LocalStorage::Open((kArrays / "sparse_2d").string());
   ASSERT_TRUE(storage.ok()) << storage.error().ToString();
-  auto array = Array::Open(*storage, std::nullopt);
+  auto array = Array::Open(*storage, std::nullopt, DefaultLimits());
   ASSERT_TRUE(array.ok()) << array.error().ToString();
   auto view = (*array)->ViewAt(UINT64_MAX);
   ASSERT_TRUE(view.ok()) << view.error().ToString();
