@@ -25,10 +25,10 @@ std::string StatBytes(Datatype t, uint32_t width, const uint8_t* p, bool is_max)
   AppendNumbers(v, t, width, p, 1);
   // parquet.thrift ColumnOrder: a zero float minimum is written -0.0, a
   // zero maximum +0.0, whichever zero the values hold.
-  if (t == Datatype::kFloat32 && Load<float>(p) == 0.0f) {
+  if (t == Datatype::kFloat32 && core::LoadNumber<float>({p, 4}) == 0.0f) {
     const float z = is_max ? 0.0f : -0.0f;
     std::memcpy(v.data(), &z, 4);
-  } else if (t == Datatype::kFloat64 && Load<double>(p) == 0.0) {
+  } else if (t == Datatype::kFloat64 && core::LoadNumber<double>({p, 8}) == 0.0) {
     const double z = is_max ? 0.0 : -0.0;
     std::memcpy(v.data(), &z, 8);
   }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/format/datatype.h"
+#include "core/format/number.h"
 
 namespace tiledbfs::fusefs::parquet_format {
 
@@ -72,13 +73,6 @@ inline uint32_t WidthOf(Physical p) {
   }
 }
 
-template <class T>
-T Load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
 // n values of type t at p as PLAIN values of `width` bytes: integers of 1
 // and 2 bytes widened to 4 (sign- or zero-extended), others as they are.
 inline void AppendNumbers(std::string& out, Datatype t, uint32_t width, const uint8_t* p,
@@ -101,10 +95,10 @@ inline void AppendNumbers(std::string& out, Datatype t, uint32_t width, const ui
         v = p[i];
         break;
       case Datatype::kInt16:
-        v = Load<int16_t>(p + 2 * i);
+        v = core::LoadNumber<int16_t>({p + 2 * i, 2});
         break;
       default:  // kUInt16
-        v = Load<uint16_t>(p + 2 * i);
+        v = core::LoadNumber<uint16_t>({p + 2 * i, 2});
         break;
     }
     std::memcpy(o, &v, 4);
