@@ -251,7 +251,12 @@ Result<Column> ArrayView::ReadWindowed(const SparseWindows& windows, const std::
   const int d = schema_->DimensionIndex(name);
   const ViewInputs& in = Inputs();
   auto read = [&](const CellIndex& index, uint64_t at, uint64_t n, uint8_t* to) {
-    if (d >= 0) return Result<Column>(SparseDimensionColumn(*schema_, index, d, at, n));
+    // A window of runs (run_index.h) holds no coordinates: they are
+    // gathered from their tiles as attributes are.
+    const bool from_index = index.packing || !index.dims.empty() || index.runs.empty();
+    if (d >= 0 && from_index) {
+      return Result<Column>(SparseDimensionColumn(*schema_, index, d, at, n));
+    }
     return GatherAttribute({in, index, *cache_, state}, name, at, n, {to, pieces});
   };
   if (count == 0) return read(windows.tiles(), 0, 0, into);
@@ -300,9 +305,25 @@ Result<std::optional<std::vector<uint64_t>>> ArrayView::CountDimensionValues(
   if (windows != nullptr) {
     std::vector<uint64_t> total(bounds.size() + 1, 0);
     bool packed = true;
+    const Datatype type = schema_->dimensions[d].type;
     TRY(windows->ForEach([&](const CellIndex& part) -> Status {
       std::optional<std::vector<uint64_t>> counts =
           core::CountDimensionValues(part, static_cast<size_t>(d), bounds);
+      if (!counts && !part.runs.empty() && Packable(type)) {
+        // A window of runs (run_index.h): its coordinates from their tiles.
+        ASSIGN_OR_RETURN(Column c,
+                         GatherAttribute({Inputs(), part, *cache_}, name, 0, part.cell_count));
+        const uint64_t size = DatatypeSize(type);
+        if (c.data.size() != part.cell_count * size) {
+          return Error::Corrupt(fmt::format("dimension '{}': {} bytes for {} cells", name,
+                                            c.data.size(), part.cell_count));
+        }
+        counts.emplace(bounds.size() + 1, 0);
+        for (uint64_t i = 0; i < part.cell_count; ++i) {
+          const uint64_t v = OrderedValue(type, c.data.data() + i * size);
+          ++(*counts)[std::upper_bound(bounds.begin(), bounds.end(), v) - bounds.begin()];
+        }
+      }
       if (!counts) packed = false;
       for (size_t i = 0; counts && i < total.size(); ++i) total[i] += (*counts)[i];
       return Ok();

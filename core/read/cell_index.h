@@ -74,6 +74,9 @@ struct ViewInputs {
   // build sets the default (CMake TILEDBFS_INDEX_WINDOW_CELLS, 2 Mi); a
   // build with a small one sends small arrays down that path.
   uint64_t index_window_cells = TILEDBFS_INDEX_WINDOW_CELLS;
+  // Whether windows may be built from runs (run_index.h) where those give
+  // the order; off, from keys alone (tests of the keys' path).
+  bool window_runs = true;
   // Where the windows are kept between reads, with other views' (null: a
   // pool of the view's own, holding only its last windows).
   std::shared_ptr<WindowPool> window_pool;

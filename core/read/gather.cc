@@ -96,12 +96,12 @@ std::vector<Crossed> CrossedTiles(const ViewInputs& in, const CellIndex& index,
 
 // The bytes the tiles `crossed` take decoded, as far as `limit` (past it,
 // limit + 1): what a read takes in whole tiles.
-uint64_t CrossedTileBytes(const ViewInputs& in, const std::vector<int>& field,
+uint64_t CrossedTileBytes(const ViewInputs& in, FieldRef::Kind kind, const std::vector<int>& field,
                           const std::vector<Crossed>& crossed, uint64_t limit) {
   uint64_t bytes = 0;
   for (const Crossed& c : crossed) {
     if (bytes > limit) break;
-    const FieldRef f = FieldRef::Attribute(field[c.fragment]);
+    const FieldRef f{kind, static_cast<uint32_t>(field[c.fragment])};
     bytes += DecodedTileBytes(*in.fragments[c.fragment], f, c.key.tile).value_or(limit + 1);
   }
   return std::min(bytes, limit + 1);
@@ -113,9 +113,9 @@ uint64_t CrossedTileBytes(const ViewInputs& in, const std::vector<int>& field,
 // core. Returns them by key: the gather takes them from there, so a cache
 // too small to keep them does not make it decode them again. Errors are
 // left for the gather, which decodes the tile again and reports them.
-HeldTiles DecodeMissingTiles(const ViewInputs& in, const std::vector<int>& field,
-                             const std::vector<Crossed>& crossed, TileCache& cache,
-                             const HeldTiles* held) {
+HeldTiles DecodeMissingTiles(const ViewInputs& in, FieldRef::Kind kind,
+                             const std::vector<int>& field, const std::vector<Crossed>& crossed,
+                             TileCache& cache, const HeldTiles* held) {
   std::vector<Crossed> missing;
   for (const Crossed& c : crossed) {
     if (cache.Contains(c.key) || (held != nullptr && Find(*held, c.key))) continue;
@@ -138,7 +138,7 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const std::vector<int>& field
     // Being decoded ahead (or by another reader): the gather waits for it.
     if (!cache.BeginDecode(m.key)) continue;
     const FragmentMetadata& frag = *in.fragments[m.fragment];
-    const FieldRef f = FieldRef::Attribute(field[m.fragment]);
+    const FieldRef f{kind, static_cast<uint32_t>(field[m.fragment])};
     bytes += DecodedTileBytes(frag, f, m.key.tile).value_or(limit);
     keys.push_back(m.key);
     frags.push_back(in.fragments[m.fragment]);
@@ -177,9 +177,9 @@ HeldTiles DecodeMissingTiles(const ViewInputs& in, const std::vector<int>& field
 // quarter of the cache's budget of cell values from `end` or until the
 // cache takes no more. Each reader walks each cell once (`ahead.to`).
 // `cell_bytes`: a cell's fixed bytes (offset, validity), for the window.
-void DecodeAhead(const ViewInputs& in, const CellIndex& index, const std::vector<int>& field,
-                 const std::vector<int>& footer_index, uint64_t end, uint64_t cell_bytes,
-                 TileCache& cache, ReadState::Ahead& ahead) {
+void DecodeAhead(const ViewInputs& in, const CellIndex& index, FieldRef::Kind kind,
+                 const std::vector<int>& field, const std::vector<int>& footer_index, uint64_t end,
+                 uint64_t cell_bytes, TileCache& cache, ReadState::Ahead& ahead) {
   const uint64_t window = cache.ahead_budget() / std::max<uint64_t>(cell_bytes, 1);
   const uint64_t to = end + std::min(window, index.cell_count - end);
   uint64_t i = std::max(ahead.to, end);
@@ -204,7 +204,7 @@ void DecodeAhead(const ViewInputs& in, const CellIndex& index, const std::vector
       if (!(recent == key)) {  // else sent already
         if (!ahead.sent.count(key) && !cache.Contains(key)) {
           const FragmentMetadata& frag = *in.fragments[r.fragment];
-          const FieldRef f = FieldRef::Attribute(field[r.fragment]);
+          const FieldRef f{kind, static_cast<uint32_t>(field[r.fragment])};
           const std::optional<uint64_t> bytes = DecodedTileBytes(frag, f, r.tile);
           if (!bytes) break;
           AheadTile t{key, in.fragments[r.fragment], f, in.encrypted, *bytes};
@@ -253,13 +253,37 @@ int FragmentAttribute(const FragmentMetadata& frag, const Attribute& attr) {
 }
 
 Result<AttributeGather> AttributeGather::Make(const GatherContext& ctx, const std::string& name) {
-  const int ai = ctx.in.schema->AttributeIndex(name);
-  if (ai < 0) return Error::NotFound(fmt::format("no attribute '{}'", name));
-  return AttributeGather(ctx, ctx.in.schema->attributes[ai]);
+  const ArraySchema& schema = *ctx.in.schema;
+  const int ai = schema.AttributeIndex(name);
+  if (ai >= 0) {
+    // Not owned: the schema outlives the gather.
+    return AttributeGather(
+        ctx,
+        std::shared_ptr<const Attribute>(std::shared_ptr<const void>(), &schema.attributes[ai]),
+        FieldRef::Kind::kAttribute);
+  }
+  const int di = schema.DimensionIndex(name);
+  if (di < 0 || schema.dense()) return Error::NotFound(fmt::format("no attribute '{}'", name));
+  // A sparse dimension read like an attribute that every cell has, from
+  // fragments that keep it in tiles of its own (not zipped: ZippedCoords).
+  for (const auto& frag : ctx.in.fragments) {
+    if (frag->tile_num() > 0 && frag->FieldIndex(FieldRef::Dimension(di)) < 0) {
+      return Error::Unsupported(
+          fmt::format("{}: no tiles of dimension '{}' alone to gather", frag->dir(), name));
+    }
+  }
+  const Dimension& dim = schema.dimensions[di];
+  auto as_attr = std::make_shared<Attribute>();
+  as_attr->name = dim.name;
+  as_attr->type = dim.type;
+  as_attr->cell_val_num = dim.cell_val_num;
+  return AttributeGather(ctx, std::move(as_attr), FieldRef::Kind::kDimension);
 }
 
-AttributeGather::AttributeGather(const GatherContext& ctx, const Attribute& attr)
-    : ctx_(ctx), attr_(&attr), var_(attr.var()), cs_(attr.cell_size()) {
+AttributeGather::AttributeGather(const GatherContext& ctx, std::shared_ptr<const Attribute> field,
+                                 FieldRef::Kind kind)
+    : ctx_(ctx), attr_(std::move(field)), kind_(kind), var_(attr_->var()), cs_(attr_->cell_size()) {
+  const Attribute& attr = *attr_;
   // The fill cell: the schema's fill value, repeated or cut to a whole cell.
   fill_ = attr.fill_value;
   if (!var_) {
@@ -273,10 +297,9 @@ AttributeGather::AttributeGather(const GatherContext& ctx, const Attribute& attr
   field_.assign(nf, -1);
   footer_index_.assign(nf, -1);
   for (size_t f = 0; f < nf; ++f) {
-    field_[f] = FragmentAttribute(*ctx.in.fragments[f], attr);
-    if (field_[f] >= 0) {
-      footer_index_[f] = ctx.in.fragments[f]->FieldIndex(FieldRef::Attribute(field_[f]));
-    }
+    field_[f] = kind == FieldRef::Kind::kDimension ? ctx.in.schema->DimensionIndex(attr.name)
+                                                   : FragmentAttribute(*ctx.in.fragments[f], attr);
+    if (field_[f] >= 0) footer_index_[f] = ctx.in.fragments[f]->FieldIndex(Field(f));
   }
 }
 
@@ -366,13 +389,14 @@ void AttributeGather::Plan(uint64_t first, uint64_t end) {
     if (r_.sequential) {
       const uint64_t limit = ctx_.cache.budget_bytes() / 2;
       r_.parts = !r_.share->Ask(ctx_.cache.stream_budget(),
-                                CrossedTileBytes(ctx_.in, field_, crossed, limit));
+                                CrossedTileBytes(ctx_.in, kind_, field_, crossed, limit));
     } else {
       r_.share->Drop();
     }
   }
   r_.held_parts = part_field ? &state->held_parts[name] : nullptr;
-  if (!r_.parts) r_.ahead = DecodeMissingTiles(ctx_.in, field_, crossed, ctx_.cache, r_.held);
+  if (!r_.parts)
+    r_.ahead = DecodeMissingTiles(ctx_.in, kind_, field_, crossed, ctx_.cache, r_.held);
 }
 
 uint8_t* AttributeGather::FixedDestination(uint64_t n) {
@@ -426,8 +450,8 @@ Status AttributeGather::Take(const CellRef& r, uint64_t last_pos, Slot& slot) {
     ASSIGN_OR_RETURN(tile, ctx_.cache.GetOrDecode(
                                key,
                                [&] {
-                                 return ReadTile(frag, FieldRef::Attribute(field_[r.fragment]),
-                                                 r.tile, ctx_.in.encrypted, UsableCores());
+                                 return ReadTile(frag, Field(r.fragment), r.tile, ctx_.in.encrypted,
+                                                 UsableCores());
                                },
                                ctx_.in.fragments[r.fragment]));
   }
@@ -457,9 +481,8 @@ Status AttributeGather::TakePart(const TileKey& key, const CellRef& r, uint64_t 
     slot.first = (*map)[chunk_key.chunk - 1].unfiltered_offset / cs_;
     slot.t = std::move(shared);
   } else {
-    ASSIGN_OR_RETURN(TilePart part,
-                     ReadTilePart(frag, FieldRef::Attribute(field_[r.fragment]), r.tile,
-                                  ctx_.in.encrypted, r.pos, last_pos + 1, &map));
+    ASSIGN_OR_RETURN(TilePart part, ReadTilePart(frag, Field(r.fragment), r.tile, ctx_.in.encrypted,
+                                                 r.pos, last_pos + 1, &map));
     if (part.tile.cell_size != cs_) {
       return Error::Corrupt(fmt::format("{}: attribute '{}' cell of {} bytes, expected {}",
                                         frag.dir(), attr_->name, part.tile.cell_size, cs_));
@@ -541,8 +564,8 @@ void AttributeGather::KeepForNextRead(uint64_t end) {
   }
   if (r_.share != nullptr && end == index.cell_count) r_.share->Drop();  // the field is read
   if (r_.sequential && !r_.parts && end < index.cell_count) {
-    DecodeAhead(ctx_.in, index, field_, footer_index_, end, cs_ + (attr_->nullable ? 1 : 0), cache,
-                ctx_.state->ahead[attr_->name]);
+    DecodeAhead(ctx_.in, index, kind_, field_, footer_index_, end, cs_ + (attr_->nullable ? 1 : 0),
+                cache, ctx_.state->ahead[attr_->name]);
   }
   if (r_.held != nullptr) {
     // The tiles used last first (the next read starts where this one ended),

@@ -60,7 +60,8 @@ struct GatherOutput {
 // decoded ahead; a seek (ReadState::parts) decodes only the chunks it needs.
 class AttributeGather {
  public:
-  // kNotFound for an attribute the view schema does not have.
+  // kNotFound for an attribute the view schema does not have. A sparse
+  // view's dimension is gathered the same way, from its own tiles.
   static Result<AttributeGather> Make(const GatherContext& ctx, const std::string& name);
   // Cells [first, first + count). Errors: kInvalidArgument for a range past
   // the index; those of reading the tiles; kCorrupt for cells a tile does
@@ -96,7 +97,10 @@ class AttributeGather {
     std::array<Slot, 64> slots;
   };
 
-  AttributeGather(const GatherContext& ctx, const Attribute& attr);
+  AttributeGather(const GatherContext& ctx, std::shared_ptr<const Attribute> field,
+                  FieldRef::Kind kind);
+  // Fragment f's tiles of the field (field_[f] >= 0).
+  FieldRef Field(size_t f) const { return {kind_, static_cast<uint32_t>(field_[f])}; }
   // Whether the read is sequential and takes whole tiles or parts; decodes
   // the missing whole tiles together.
   void Plan(uint64_t first, uint64_t end);
@@ -115,7 +119,9 @@ class AttributeGather {
   void KeepForNextRead(uint64_t end);
 
   GatherContext ctx_;
-  const Attribute* attr_;
+  // The attribute, or a sparse dimension as one (kind_).
+  std::shared_ptr<const Attribute> attr_;
+  FieldRef::Kind kind_;
   bool var_;
   uint64_t cs_;   // cell size (fixed-size attributes)
   ByteVec fill_;  // the fill cell: the schema's fill value, made a whole cell

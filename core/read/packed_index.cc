@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/read/coord_tiles.h"
+#include "core/read/run_index.h"
 #include "core/util/stop.h"
 
 namespace tiledbfs::core {
@@ -412,6 +413,7 @@ std::optional<std::vector<uint64_t>> CountDimensionValues(const CellIndex& index
 
 std::vector<uint64_t> TileEnds(const ViewInputs& in, const CellIndex& index) {
   std::vector<uint64_t> ends;
+  if (!index.packing && !index.runs.empty()) return RunTileEnds(index);
   if (!index.packing) return ends;
   const KeyPacking& k = *index.packing;
   const std::vector<Dimension>& dims = in.schema->dimensions;

@@ -104,7 +104,8 @@ std::optional<std::vector<uint64_t>> CountDimensionValues(const CellIndex& index
 // index.sparse_tiles, the view cell past the last one it can supply (from
 // the tile's MBR: cells lie within it, and the view is in coordinate
 // order), or UINT64_MAX where that is not known (no readable MBR, or one
-// below the packing's bounds). Empty without packing.
+// below the packing's bounds). A runs index (run_index.h): RunTileEnds.
+// Otherwise empty.
 std::vector<uint64_t> TileEnds(const ViewInputs& in, const CellIndex& index);
 
 }  // namespace tiledbfs::core

@@ -206,6 +206,7 @@ Result<std::unique_ptr<SparseWindows>> SparseWindows::Make(const ViewInputs& in,
   w->tiles_ = PlanTiles(*plan);
   w->plan_ = std::move(*plan);
   w->generic_ = generic;
+  if (!generic && in.window_runs) w->runs_ = PlanRuns(in, w->plan_);
   w->key_ = key;
   w->box_.assign(dims, Range{});
   w->ahead_ = ahead;
@@ -320,8 +321,19 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
     ASSIGN_OR_RETURN(
         built, BuildKeyWindow(*in_, plan_.order, tiles, key_, lo, hi, plan_.lo[0], plan_.hi[0]));
   } else {
-    ASSIGN_OR_RETURN(built,
-                     BuildPackedCells(*in_, plan_, tiles, lo, hi, carry.get(), std::move(spare)));
+    if (runs_ && runs_misses_ < kRunsMisses) {
+      ASSIGN_OR_RETURN(built, BuildRunCells(*in_, plan_, *runs_, tiles, lo, hi, carry.get()));
+      if (!built) ++runs_misses_;
+    }
+    if (built && reused) {  // runs need no key per cell: the memory stays spare
+      const auto& pool_spare = pool_->spare();
+      std::lock_guard<std::mutex> lock(pool_spare->mu);
+      if (spare.capacity() > pool_spare->cells.capacity()) spare.swap(pool_spare->cells);
+    }
+    if (!built) {
+      ASSIGN_OR_RETURN(built,
+                       BuildPackedCells(*in_, plan_, tiles, lo, hi, carry.get(), std::move(spare)));
+    }
   }
   if (!built) {
     return Error::Corrupt(fmt::format(
@@ -379,7 +391,7 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
                                       index->cell_count));
   }
   ++builds_;
-  reuses_ += reused ? 1 : 0;
+  reuses_ += reused && !index->packed.empty() ? 1 : 0;
   kept_.emplace_back(w, index);
   pool_->Hold(owner_, index, index->footprint());
   if (kept_.size() > KeptMost()) {

@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -33,6 +34,7 @@
 
 #include "core/read/cell_index.h"
 #include "core/read/packed_index.h"
+#include "core/read/run_index.h"
 #include "core/read/stored_order.h"
 #include "core/read/window_pool.h"
 
@@ -145,6 +147,11 @@ class SparseWindows {
   mutable std::vector<Range> box_;  // per dimension, over the windows counted (box_set_)
   mutable bool box_set_ = false;
   bool generic_ = false;  // coordinates that do not pack: windows of key_ (BuildKeyWindow)
+  // Windows built from runs (run_index.h) where they give the order; after
+  // kRunsMisses windows where they did not, from keys alone.
+  static constexpr int kRunsMisses = 2;
+  std::optional<RunPlan> runs_;
+  mutable int runs_misses_ = 0;  // build_mu_ held
   WindowKey key_;
   // Newest last; each held in pool_ (and by readers), so it may be gone.
   mutable std::vector<std::pair<size_t, std::weak_ptr<CellIndex>>> kept_;

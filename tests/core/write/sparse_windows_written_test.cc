@@ -167,7 +167,10 @@ TEST(SparseWindowsWrittenTest, TilesEndWhereTheWholeIndexSays) {
   BandedArray banded("windows_ends", 60);
   auto view = banded.view;
   ASSERT_TRUE(view);
-  const ViewInputs in = InputsOf(*view);
+  // Windows of keys (a window of runs knows each tile's last cell:
+  // run_windows_test).
+  ViewInputs in = InputsOf(*view);
+  in.window_runs = false;
   auto whole = BuildSparseIndex(in);
   ASSERT_TRUE(whole.ok());
   const std::vector<uint64_t> want = TileEnds(in, *whole);
@@ -242,7 +245,8 @@ TEST(SparseWindowsWrittenTest, WindowsReaderHoldKeepTheirCells) {
   BandedArray banded("windows_reuse", 70);
   auto view = banded.view;
   ASSERT_TRUE(view);
-  const ViewInputs in = InputsOf(*view);
+  ViewInputs in = InputsOf(*view);
+  in.window_runs = false;  // the memory reused is the keys
   for (bool ahead : {false, true}) {
     SCOPED_TRACE(ahead ? "built ahead" : "built by the reader");
     auto holding = SparseWindows::Make(in, 1000, ahead);
