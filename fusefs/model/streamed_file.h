@@ -16,6 +16,10 @@
 // offset then renders its own pieces alone (tail -c 100 renders the last).
 // A renderer that knows its total size up front (CellRenderer::MeasureAll)
 // may instead find piece starts as the file is read (a lazy PieceStarts).
+//
+// In three files by job: stream_layout.cc finds and keeps the layouts
+// (and saves them for the persistent index), streamed_file.cc serves
+// reads over them, cell_renderers.cc renders the cells of each file.
 #pragma once
 
 #include <cstdint>
@@ -135,6 +139,19 @@ uint64_t DefaultPieceCells(uint64_t cells);
 core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std::string header,
                                                std::string trailer, uint64_t cells,
                                                uint64_t piece_cells, uint64_t batch_cells);
+
+// The sizes of the pieces of cells [first, first + count) (first a
+// multiple of piece), measured in batches of about `batch_cells` on every
+// core (a lazy layout's rest, or a layout's whole pass). Errors: those of
+// the renderer; kCorrupt for a renderer that measures too few or too many.
+core::Result<std::vector<uint64_t>> MeasurePieces(const CellRenderer& renderer, uint64_t first,
+                                                  uint64_t count, uint64_t piece,
+                                                  uint64_t batch_cells);
+
+// kCorrupt unless var-sized column `c` (ReadFieldRange of cells
+// [first, first + count)) has count + 1 offsets from 0, non-decreasing,
+// ending at data.size().
+core::Status CheckVarColumn(const core::Column& c, uint64_t first, uint64_t count);
 
 // The text files of a view, measured together (ComputeViewLayouts):
 // data.csv over `fields` (its header line first) and, for each field, its
