@@ -4,7 +4,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "core/metadata/metadata.h"
@@ -27,6 +26,8 @@ Result<std::unique_ptr<GroupTree>> GroupTree::Open(const std::string& root,
   g->storage_ = std::move(storage);
   g->options_ = options;
   g->caches_ = std::move(caches);
+  g->folder_ = {g->storage_.get(), g->timestamp(), g->options_.key ? &*g->options_.key : nullptr,
+                g->options_.limits};
   ASSIGN_OR_RETURN(auto members, g->Members());
   (void)members;
   return g;
@@ -62,49 +63,42 @@ Result<Tree*> GroupTree::Member(const std::string& file_name) {
   return Error::NotFound(fmt::format("{}: no such member", file_name));
 }
 
+Scope GroupTree::OwnScope() const {
+  Scope s;
+  s.kind = kGroupView;
+  s.immutable = options_.timestamp_ms.has_value();
+  s.group = &folder_;
+  return s;
+}
+
 Result<std::shared_ptr<const std::string>> GroupTree::RenderOwn(
-    const std::vector<std::string>& parts) {
-  const core::EncryptionKey* key = options_.key ? &*options_.key : nullptr;
-  if (parts.size() == 1 && parts[0] == "group.json") {
-    ASSIGN_OR_RETURN(auto members, Members());
-    ASSIGN_OR_RETURN(auto md,
-                     core::LoadMetadata(*storage_, "__meta", timestamp(), key, options_.limits));
-    nlohmann::ordered_json j;
-    j["members"] = nlohmann::ordered_json::array();
-    for (const auto& m : members) {
-      j["members"].push_back({{"name", m.name},
-                              {"type", m.type == core::GroupMember::kGroup ? "group" : "array"},
-                              {"uri", m.uri},
-                              {"relative", m.relative}});
+    const NamespaceEntry& e, const std::vector<std::string>& parts) {
+  const std::string path = fmt::format("{}", fmt::join(parts, "/"));
+  const Scope scope = OwnScope();
+  if (e.type == NodeType::kDirectory) {
+    if (parts.size() == 1) return Error::InvalidArgument(fmt::format("{}: is a directory", path));
+    if (parts.size() == 2 && e.dir == DirKind::kMetadata) {
+      ASSIGN_OR_RETURN(std::string text, RenderMetadataValue(scope, UnescapeName(parts[1])));
+      return std::make_shared<const std::string>(std::move(text));
     }
-    j["metadata"] = MetadataJson(md);
-    return std::make_shared<const std::string>(core::DumpJsonText(j, 2) + "\n");
+  } else if (parts.size() == 1 && e.file == FileKind::kDocument) {
+    ASSIGN_OR_RETURN(std::string text, e.render(scope));
+    return std::make_shared<const std::string>(std::move(text));
   }
-  if (parts.size() == 1 && parts[0] == "metadata.json") {
-    ASSIGN_OR_RETURN(auto md,
-                     core::LoadMetadata(*storage_, "__meta", timestamp(), key, options_.limits));
-    return std::make_shared<const std::string>(core::DumpJsonText(MetadataJson(md), 2) + "\n");
-  }
-  if (parts.size() == 2 && parts[0] == "metadata") {
-    ASSIGN_OR_RETURN(auto md,
-                     core::LoadMetadata(*storage_, "__meta", timestamp(), key, options_.limits));
-    auto it = md.find(UnescapeName(parts[1]));
-    if (it == md.end()) return Error::NotFound(fmt::format("metadata/{}: no such key", parts[1]));
-    return std::make_shared<const std::string>(MetadataValueText(it->second));
-  }
-  return Error::NotFound(fmt::format("{}: no such file", fmt::join(parts, "/")));
+  return Error::NotFound(fmt::format("{}: no such file", path));
 }
 
 Result<NodeAttr> GroupTree::GetAttr(const std::string& path) {
   std::vector<std::string> parts = SplitPath(path);
   NodeAttr a;
   a.immutable = options_.timestamp_ms.has_value();
-  if (parts.empty() || (parts.size() == 1 && parts[0] == "metadata")) {
+  const NamespaceEntry* e = parts.empty() ? nullptr : FindEntry(kGroupView, parts[0]);
+  if (parts.empty() || (e != nullptr && e->type == NodeType::kDirectory && parts.size() == 1)) {
     a.type = NodeType::kDirectory;
     return a;
   }
-  if (parts[0] == "group.json" || parts[0] == "metadata.json" || parts[0] == "metadata") {
-    ASSIGN_OR_RETURN(auto s, RenderOwn(parts));
+  if (e != nullptr) {
+    ASSIGN_OR_RETURN(auto s, RenderOwn(*e, parts));
     a.size = s->size();
     return a;
   }
@@ -115,17 +109,17 @@ Result<NodeAttr> GroupTree::GetAttr(const std::string& path) {
 
 Result<std::vector<DirEntryAttr>> GroupTree::List(const std::string& path) {
   std::vector<std::string> parts = SplitPath(path);
-  const core::EncryptionKey* key = options_.key ? &*options_.key : nullptr;
   std::vector<DirEntryAttr> out;
   if (parts.empty()) {
-    // The group's own files unsized (GetAttr renders them): a damaged
-    // metadata file fails them, not the listing of the members.
-    for (const char* n : {"group.json", "metadata", "metadata.json"}) {
+    // The group's own entries, files unsized (GetAttr renders them): a
+    // damaged metadata file fails them, not the listing of the members.
+    for (const NamespaceEntry& e : NamespaceEntries()) {
+      if ((e.views & kGroupView) == 0) continue;
       NodeAttr a;
       a.immutable = options_.timestamp_ms.has_value();
-      a.type = std::string_view(n) == "metadata" ? NodeType::kDirectory : NodeType::kFile;
-      a.sized = a.type == NodeType::kDirectory;
-      out.push_back({n, a});
+      a.type = e.type;
+      a.sized = e.type == NodeType::kDirectory;
+      out.push_back({std::string(e.name), a});
     }
     ASSIGN_OR_RETURN(auto members, Members());
     for (const auto& m : members) {
@@ -135,9 +129,12 @@ Result<std::vector<DirEntryAttr>> GroupTree::List(const std::string& path) {
     }
     return out;
   }
-  if (parts.size() == 1 && parts[0] == "metadata") {
-    ASSIGN_OR_RETURN(auto md,
-                     core::LoadMetadata(*storage_, "__meta", timestamp(), key, options_.limits));
+  if (const NamespaceEntry* e = FindEntry(kGroupView, parts[0])) {
+    if (parts.size() != 1 || e->type != NodeType::kDirectory || e->dir != DirKind::kMetadata) {
+      TRY(GetAttr(path));
+      return Error::InvalidArgument(fmt::format("{}: not a directory", path));
+    }
+    ASSIGN_OR_RETURN(auto md, ViewMetadata(OwnScope()));
     for (const auto& [k, v] : md) {
       NodeAttr a;
       a.size = MetadataValueText(v).size();
@@ -153,8 +150,8 @@ Result<std::vector<DirEntryAttr>> GroupTree::List(const std::string& path) {
 Result<std::unique_ptr<OpenFile>> GroupTree::Open(const std::string& path) {
   std::vector<std::string> parts = SplitPath(path);
   if (parts.empty()) return Error::InvalidArgument("/: is a directory");
-  if (parts[0] == "group.json" || parts[0] == "metadata.json" || parts[0] == "metadata") {
-    ASSIGN_OR_RETURN(auto s, RenderOwn(parts));
+  if (const NamespaceEntry* e = FindEntry(kGroupView, parts[0])) {
+    ASSIGN_OR_RETURN(auto s, RenderOwn(*e, parts));
     auto file = std::make_unique<StringFile>(s);
     // Rendered at each open: named by its bytes (a 64-bit hash), so that
     // opens of the same bytes share the kernel's page cache.

@@ -1,6 +1,6 @@
-// The namespace of a group (docs/namespace.md "A group"): group.json, its
-// metadata, and one folder per member, each an array or group tree opened
-// on first use.
+// The namespace of a group (docs/namespace.md "A group"): its own entries
+// (group.json, its metadata: the kGroupView rows of namespace_table.h), and
+// one folder per member, each an array or group tree opened on first use.
 #pragma once
 
 #include <map>
@@ -10,6 +10,7 @@
 
 #include "core/metadata/group.h"
 #include "fusefs/model/array_tree.h"
+#include "fusefs/model/namespace_table.h"
 
 namespace tiledbfs::fusefs {
 
@@ -34,13 +35,18 @@ class GroupTree final : public Tree {
   Result<std::vector<core::GroupMember>> Members();
   // The member tree for a member's file name, opened once.
   Result<Tree*> Member(const std::string& file_name);
-  Result<std::shared_ptr<const std::string>> RenderOwn(const std::vector<std::string>& parts);
+  // The scope the table's renderers see for the group's own entries.
+  Scope OwnScope() const;
+  // The bytes of own entry `e` (parts[0]) or of a file in it (parts[1]).
+  Result<std::shared_ptr<const std::string>> RenderOwn(const NamespaceEntry& e,
+                                                       const std::vector<std::string>& parts);
   uint64_t timestamp() const;
 
   std::string root_;
   std::shared_ptr<const core::Storage> storage_;
   TreeOptions options_;
   std::shared_ptr<TreeCaches> caches_;
+  GroupFolder folder_;  // of storage_, options_
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Tree>> members_;  // by file name
 };

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/metadata/group.h"
 #include "core/metadata/metadata.h"
 #include "core/util/text.h"
 #include "fusefs/model/documents.h"
@@ -25,6 +26,22 @@ Result<std::string> SchemaTextFile(const Scope& s) {
 Result<std::string> MetadataJsonFile(const Scope& s) {
   ASSIGN_OR_RETURN(auto md, ViewMetadata(s));
   return Dump(MetadataJson(md));
+}
+// Members as the group lists them, then its metadata.
+Result<std::string> GroupJsonFile(const Scope& s) {
+  const GroupFolder& g = *s.group;
+  ASSIGN_OR_RETURN(auto members, core::LoadGroupMembers(*g.storage, g.timestamp, g.key, g.limits));
+  ASSIGN_OR_RETURN(auto md, ViewMetadata(s));
+  Json j;
+  j["members"] = Json::array();
+  for (const auto& m : members) {
+    j["members"].push_back({{"name", m.name},
+                            {"type", m.type == core::GroupMember::kGroup ? "group" : "array"},
+                            {"uri", m.uri},
+                            {"relative", m.relative}});
+  }
+  j["metadata"] = MetadataJson(md);
+  return Dump(j);
 }
 Result<std::string> LogFile(const Scope& s) { return RenderLog(*s.array, s.view->timestamp()); }
 Result<std::string> FragmentJsonFile(const Scope& s) {
@@ -84,10 +101,11 @@ constexpr NamespaceEntry kNamespace[] = {
     Document("fragment.json", kFragmentView, FragmentJsonFile),
     Document("fragment.txt", kFragmentView, FragmentTextFile),
     Dir("fragments", kArrayViews, DirKind::kFragments, "<name>/"),
+    Document("group.json", kGroupView, GroupJsonFile),
     Dir("history", kRootView, DirKind::kHistory, "<ISO>/"),
     Document("log.txt", kArrayViews, LogFile),
-    Dir("metadata", kArrayViews, DirKind::kMetadata, "<key>"),
-    Document("metadata.json", kArrayViews, MetadataJsonFile),
+    Dir("metadata", kArrayViews | kGroupView, DirKind::kMetadata, "<key>"),
+    Document("metadata.json", kArrayViews | kGroupView, MetadataJsonFile),
     Document("schema.json", kArrayViews, SchemaJsonFile),
     Dir("slice", kRootView | kHistoryView, DirKind::kSlices, "<ranges>/"),
     Document("schema.txt", kArrayViews, SchemaTextFile),
@@ -111,6 +129,10 @@ const NamespaceEntry* FindEntry(ViewKind kind, std::string_view name) {
 }
 
 Result<std::map<std::string, core::MetadataValue>> ViewMetadata(const Scope& s) {
+  if (s.group != nullptr) {
+    return core::LoadMetadata(*s.group->storage, "__meta", s.group->timestamp, s.group->key,
+                              s.group->limits);
+  }
   return core::LoadMetadata(s.array->storage(), "__meta", s.view->timestamp(), s.array->key(),
                             s.array->limits());
 }

@@ -1,9 +1,11 @@
-// The namespace of an array (docs/namespace.md "An array", "Diffs") as one
-// table: what each kind of view shows at its top, in the order a listing
-// gives, and what serves each entry. ArrayTree resolves, lists and stats
-// paths through this table alone, and namespace_table_test.cc checks it
-// against docs/namespace.md. A new document at a view's top is one row of
-// kNamespace (namespace_table.cc) plus its renderer.
+// The namespace of an array and of a group (docs/namespace.md "An array",
+// "Diffs", "A group") as one table: what each kind of view shows at its
+// top, in the order a listing gives, and what serves each entry. ArrayTree
+// and GroupTree resolve, list and stat their own entries through this
+// table alone (a group's members are its folders besides), and
+// namespace_table_test.cc checks it against docs/namespace.md. A new
+// document at a view's top is one row of kNamespace (namespace_table.cc)
+// plus its renderer.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,8 @@
 #include "core/array/array_view.h"
 #include "core/array/diff.h"
 #include "core/metadata/metadata.h"
+#include "core/storage/storage.h"
+#include "core/util/limits.h"
 #include "fusefs/model/tree.h"
 
 namespace tiledbfs::fusefs {
@@ -32,10 +36,19 @@ enum ViewKind : uint8_t {
   kSliceView = 1 << 2,     // slice/<ranges>/, also under history/<ISO>/
   kFragmentView = 1 << 3,  // fragments/<name>/, under any of the three above
   kDiffView = 1 << 4,      // diff/<T1>..<T2>/
+  kGroupView = 1 << 5,     // a group's own entries, beside its members
 };
 // The views of the whole array, and those of cells (a fragment's too).
 inline constexpr uint8_t kArrayViews = kRootView | kHistoryView | kSliceView;
 inline constexpr uint8_t kCellViews = kArrayViews | kFragmentView;
+
+// A group folder as of an instant, for its own files (kGroupView).
+struct GroupFolder {
+  const core::Storage* storage = nullptr;
+  uint64_t timestamp = UINT64_MAX;
+  const core::EncryptionKey* key = nullptr;
+  core::Limits limits;
+};
 
 // A view and where in the namespace it is shown.
 struct Scope {
@@ -53,6 +66,7 @@ struct Scope {
   int64_t mtime_ms = 0;
   uint64_t latest = 0;  // the array's newest instant when resolved
   std::shared_ptr<const std::vector<core::Enumeration>> enums;  // of the view's schema
+  const GroupFolder* group = nullptr;                           // kGroupView only
 };
 
 // A file whose bytes grow with the view's cells, streamed
@@ -112,7 +126,7 @@ std::span<const NamespaceEntry> NamespaceEntries();
 // The entry `name` at the top of a view of `kind`; null if it has none.
 const NamespaceEntry* FindEntry(ViewKind kind, std::string_view name);
 
-// The array metadata as of the view.
+// The array metadata as of the view (a group's, for kGroupView).
 Result<std::map<std::string, core::MetadataValue>> ViewMetadata(const Scope& scope);
 // metadata/<key> (`key` unescaped): its value as text; kNotFound if the
 // view's metadata has no such key.

@@ -75,6 +75,8 @@ TEST(NamespaceTableTest, ListingsKeepTheirOrder) {
   EXPECT_EQ(Listed(kFragmentView), (V{"attributes", "data.csv", "data.parquet", "dimensions",
                                       "fragment.json", "fragment.txt", "tiles.csv"}));
   EXPECT_EQ(Listed(kDiffView), (V{"added.csv", "changed.csv", "removed.csv", "summary.json"}));
+  EXPECT_EQ(Listed(kGroupView), (V{"group.json", "metadata", "metadata.json"}));
+  EXPECT_EQ(FindEntry(kGroupView, "schema.json"), nullptr);
   EXPECT_EQ(FindEntry(kHistoryView, "history"), nullptr);
   ASSERT_NE(FindEntry(kFragmentView, "tiles.csv"), nullptr);
   EXPECT_EQ(FindEntry(kFragmentView, "tiles.csv")->file, FileKind::kDocument);
@@ -163,6 +165,26 @@ TEST(NamespaceTableTest, DocListsTheFilesOfADiff) {
     if (l.indent == 2) doc.insert(l.path);
   }
   EXPECT_EQ(doc, AsSet(Listed(kDiffView)));
+}
+
+TEST(NamespaceTableTest, DocListsTheEntriesOfAGroup) {
+  std::set<std::string> doc, paths;
+  for (const DocLine& l : DocListing("## A group")) {
+    if (l.indent != 2) continue;
+    std::istringstream names(l.path);
+    for (std::string n; std::getline(names, n, ',');) {
+      n.erase(0, n.find_first_not_of(' '));
+      paths.insert(n);
+      // A group's members are its folders besides the table's rows.
+      if (n != "<member>/") doc.insert(Top(n));
+    }
+  }
+  EXPECT_EQ(doc, AsSet(Listed(kGroupView)));
+  for (const NamespaceEntry& e : NamespaceEntries()) {
+    if (e.type != NodeType::kDirectory || (e.views & kGroupView) == 0) continue;
+    const std::string path = std::string(e.name) + "/" + std::string(e.child);
+    EXPECT_TRUE(paths.count(path)) << path << " not in docs/namespace.md";
+  }
 }
 
 }  // namespace
