@@ -460,7 +460,7 @@ Status RunMeta(const std::string& array, const std::vector<std::string>& args) {
   } else {
     return Error::InvalidArgument("meta needs 'put KEY TYPE VALUES...' or 'delete KEY'");
   }
-  ASSIGN_OR_RETURN(std::string name, WriteArrayMetadata(array, ts, {e}));
+  ASSIGN_OR_RETURN(std::string name, WriteArrayMetadata(array, ts, {e}, DefaultLimits()));
   std::printf("__meta/%s\n", name.c_str());
   return Ok();
 }
@@ -473,7 +473,7 @@ int RunMaintenance(int argc, char** argv) {
     st = RunMeta(array, args);
   } else if (cmd == "consolidate-metadata") {
     if (!args.empty()) return Usage();
-    auto r = ConsolidateFragmentMetadata(array);
+    auto r = ConsolidateFragmentMetadata(array, DefaultLimits());
     if (!r.ok()) {
       st = r.error();
     } else if (r->file.empty()) {
@@ -487,7 +487,7 @@ int RunMaintenance(int argc, char** argv) {
       if (a != "--without-timestamps") return Usage();
       options.without_timestamps = true;
     }
-    auto r = ConsolidateFragments(array, options);
+    auto r = ConsolidateFragments(array, DefaultLimits(), options);
     if (!r.ok()) {
       st = r.error();
     } else if (r->fragment.empty()) {
@@ -500,7 +500,7 @@ int RunMaintenance(int argc, char** argv) {
     }
   } else {  // vacuum
     if (!args.empty()) return Usage();
-    auto r = VacuumFragments(array);
+    auto r = VacuumFragments(array, DefaultLimits());
     if (!r.ok()) {
       st = r.error();
     } else {
@@ -536,11 +536,11 @@ int main(int argc, char** argv) {
     if (!text.ok()) {
       st = text.error();
     } else {
-      auto schema = SchemaFromJson(*text);
+      auto schema = SchemaFromJson(*text, DefaultLimits());
       if (!schema.ok()) {
         st = schema.error();
       } else {
-        auto name = CreateArray(array, *schema, ts);
+        auto name = CreateArray(array, *schema, ts, DefaultLimits());
         if (!name.ok()) st = name.error();
       }
     }

@@ -32,12 +32,11 @@ uint32_t WriteVersion(const ArraySchema& s) {
 // get_fragment_metadata_dir, get_commits_dir).
 bool HasArraySubfolders(uint32_t write_version) { return write_version >= 12; }
 
-Result<std::shared_ptr<Array>> OpenArray(const std::string& array_dir) {
+Result<std::shared_ptr<Array>> OpenArray(const std::string& array_dir, const Limits& limits) {
   std::error_code ec;
   if (!fs::is_directory(array_dir, ec)) return Error::NotFound(array_dir + " is not an array");
   ASSIGN_OR_RETURN(auto storage, LocalStorage::Open(array_dir));
-  // The writer's own arrays, on a local disk: the default caps.
-  auto array = Array::Open(storage, std::nullopt, DefaultLimits());
+  auto array = Array::Open(storage, std::nullopt, limits);
   if (!array.ok()) return array.error().WithContext(array_dir);
   return *array;
 }
@@ -104,8 +103,9 @@ Result<ByteVec> SerializeConsolidatedFragmentMeta(const std::vector<FooterEntry>
   return w.Take();
 }
 
-Result<FragmentMetaConsolidation> ConsolidateFragmentMetadata(const std::string& array_dir) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Array> array, OpenArray(array_dir));
+Result<FragmentMetaConsolidation> ConsolidateFragmentMetadata(const std::string& array_dir,
+                                                              const Limits& limits) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Array> array, OpenArray(array_dir, limits));
   ASSIGN_OR_RETURN(std::shared_ptr<const ArrayView> view, array->ViewAt(UINT64_MAX));
   // TileDB takes the fragments of the array opened for reading at the
   // latest time that have a footer (format 3+), in timestamp order.
@@ -132,8 +132,9 @@ Result<FragmentMetaConsolidation> ConsolidateFragmentMetadata(const std::string&
 }
 
 Result<FragmentConsolidation> ConsolidateFragments(const std::string& array_dir,
+                                                   const Limits& limits,
                                                    const ConsolidateOptions& options) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Array> array, OpenArray(array_dir));
+  ASSIGN_OR_RETURN(std::shared_ptr<Array> array, OpenArray(array_dir, limits));
   const ArrayListing& listing = array->listing();
   if (!listing.conditions.empty()) {
     return Error::Unsupported(fmt::format(
@@ -152,7 +153,7 @@ Result<FragmentConsolidation> ConsolidateFragments(const std::string& array_dir,
         schema.name, schema.version, kWriteFormatVersion));
   }
   {
-    auto written = SerializeArraySchema(schema);  // what the writer cannot write
+    auto written = SerializeArraySchema(schema, limits);  // what the writer cannot write
     if (!written.ok()) return written.error().WithContext(array_dir + ": cannot consolidate");
   }
   std::map<std::string, const FragmentEntry*> entries;
@@ -228,11 +229,11 @@ Result<FragmentConsolidation> ConsolidateFragments(const std::string& array_dir,
   return out;
 }
 
-Result<FragmentVacuum> VacuumFragments(const std::string& array_dir) {
+Result<FragmentVacuum> VacuumFragments(const std::string& array_dir, const Limits& limits) {
   std::error_code ec;
   if (!fs::is_directory(array_dir, ec)) return Error::NotFound(array_dir + " is not an array");
   ASSIGN_OR_RETURN(auto storage, LocalStorage::Open(array_dir));
-  auto listed = ListArray(*storage, DefaultLimits());
+  auto listed = ListArray(*storage, limits);
   if (!listed.ok()) return listed.error().WithContext(array_dir);
   const ArrayListing& listing = *listed;
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/util/bytes.h"
+#include "core/util/limits.h"
 #include "core/util/result.h"
 
 namespace tiledbfs::core {
@@ -50,8 +51,10 @@ struct FragmentMetaConsolidation {
 // nothing is written (TileDB does the same). Footers are copied from each
 // fragment's __fragment_metadata.tdb. Errors: kNotFound (not an array, or a
 // fragment folder missing), kKey (encrypted: not written), errors of
-// opening the array and reading the footers, kIo.
-Result<FragmentMetaConsolidation> ConsolidateFragmentMetadata(const std::string& array_dir);
+// opening the array and reading the footers, kIo. The array is opened
+// under `limits`.
+Result<FragmentMetaConsolidation> ConsolidateFragmentMetadata(const std::string& array_dir,
+                                                              const Limits& limits);
 
 struct ConsolidateOptions {
   // Sparse arrays: write the consolidated fragment without per-cell
@@ -90,8 +93,10 @@ struct FragmentConsolidation {
 // schemas the writer does not write (format other than 22, dimension
 // labels, enumerations, a current domain), encrypted arrays (kKey).
 // kNotFound if `array_dir` is not an array. On a failure after the
-// fragment is committed, the fragment is removed again.
+// fragment is committed, the fragment is removed again. The array is
+// opened under `limits`.
 Result<FragmentConsolidation> ConsolidateFragments(const std::string& array_dir,
+                                                   const Limits& limits,
                                                    const ConsolidateOptions& options = {});
 
 struct FragmentVacuum {
@@ -107,7 +112,7 @@ struct FragmentVacuum {
 // commit without its fragment; the .vac files last, so until then a reader
 // that still lists a vacuumed fragment also finds the .vac that hides it.
 // kNotFound if not an array; kCorrupt for malformed commit or vacuum files
-// (nothing removed); kIo.
-Result<FragmentVacuum> VacuumFragments(const std::string& array_dir);
+// (nothing removed); kIo. The array is listed under `limits`.
+Result<FragmentVacuum> VacuumFragments(const std::string& array_dir, const Limits& limits);
 
 }  // namespace tiledbfs::core

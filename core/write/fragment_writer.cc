@@ -240,13 +240,13 @@ std::string NewTimestampedName(uint64_t t1, uint64_t t2, uint32_t version) {
 }
 
 Result<std::string> CreateArray(const std::string& array_dir, const ArraySchema& schema,
-                                uint64_t timestamp) {
+                                uint64_t timestamp, const Limits& limits) {
   std::error_code ec;
   fs::path dir(array_dir);
   if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
     return Error::InvalidArgument(fmt::format("{} exists and is not empty", array_dir));
   }
-  ASSIGN_OR_RETURN(ByteVec payload, SerializeArraySchema(schema));
+  ASSIGN_OR_RETURN(ByteVec payload, SerializeArraySchema(schema, limits));
   ASSIGN_OR_RETURN(ByteVec tile, EncodeGenericTile(payload, kWriteFormatVersion));
   for (const char* sub : {"__schema", "__commits", "__fragments"}) {
     fs::create_directories(dir / sub, ec);

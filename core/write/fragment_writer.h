@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/schema/array_schema.h"
+#include "core/util/limits.h"
 
 namespace tiledbfs::core {
 
@@ -45,9 +46,9 @@ std::string NewTimestampedName(uint64_t t1, uint64_t t2, uint32_t version);
 
 // Creates the array folder (which must not exist or be empty): __schema/
 // with the schema at `timestamp`, __commits/, __fragments/. Returns the
-// schema file name.
+// schema file name. The schema is checked under `limits` (SerializeArraySchema).
 Result<std::string> CreateArray(const std::string& array_dir, const ArraySchema& schema,
-                                uint64_t timestamp);
+                                uint64_t timestamp, const Limits& limits);
 
 // Writes one fragment. `schema` must have its name (the file under
 // __schema/, as LoadArraySchema sets it). Returns the fragment name.

@@ -152,14 +152,14 @@ Result<ByteVec> SerializeMetadataEntries(std::vector<MetadataEntry> entries) {
 }
 
 Result<std::string> WriteArrayMetadata(const std::string& array_dir, uint64_t timestamp,
-                                       std::vector<MetadataEntry> entries) {
+                                       std::vector<MetadataEntry> entries, const Limits& limits) {
   if (entries.empty()) return Error::InvalidArgument("no metadata to write");
   if (!IsArray(array_dir)) return Error::NotFound(array_dir + " is not an array");
   {
     // Refuses encrypted arrays (the metadata would have to be encrypted too)
     // and anything our reader cannot open.
     ASSIGN_OR_RETURN(auto storage, LocalStorage::Open(array_dir));
-    ASSIGN_OR_RETURN(auto array, Array::Open(storage, std::nullopt, DefaultLimits()));
+    ASSIGN_OR_RETURN(auto array, Array::Open(storage, std::nullopt, limits));
     (void)array;
   }
   ASSIGN_OR_RETURN(ByteVec payload, SerializeMetadataEntries(std::move(entries)));

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/metadata/metadata.h"
+#include "core/util/limits.h"
 
 namespace tiledbfs::core {
 
@@ -46,7 +47,8 @@ Result<ByteVec> SerializeMetadataEntries(std::vector<MetadataEntry> entries);
 // `array_dir`/__meta and returns its name. kNotFound if `array_dir` is not
 // an array; kInvalidArgument for no entries or bad ones (see above); kKey
 // for an encrypted array (not written); kIo. Nothing is left on failure.
+// The array is opened under `limits` first (to refuse what we cannot read).
 Result<std::string> WriteArrayMetadata(const std::string& array_dir, uint64_t timestamp,
-                                       std::vector<MetadataEntry> entries);
+                                       std::vector<MetadataEntry> entries, const Limits& limits);
 
 }  // namespace tiledbfs::core

@@ -172,7 +172,7 @@ Result<ByteVec> EncodeValue(Datatype t, const Json& v, std::string_view where) {
   return out;
 }
 
-Result<ByteVec> SerializeArraySchema(const ArraySchema& s) {
+Result<ByteVec> SerializeArraySchema(const ArraySchema& s, const Limits& limits) {
   if (!s.labels.empty() || !s.enumerations.empty()) {
     return Error::Unsupported("schemas with dimension labels or enumerations cannot be written");
   }
@@ -208,12 +208,12 @@ Result<ByteVec> SerializeArraySchema(const ArraySchema& s) {
   w.Put<uint32_t>(0);  // current domain version
   w.Put<uint8_t>(1);   // current domain empty
   // Round trip through our own parser: never write what we cannot read.
-  ASSIGN_OR_RETURN_CTX(ArraySchema back, ParseArraySchema(w.bytes(), 0, DefaultLimits()),
+  ASSIGN_OR_RETURN_CTX(ArraySchema back, ParseArraySchema(w.bytes(), 0, limits),
                        "serialized schema");
   return w.Take();
 }
 
-Result<ArraySchema> SchemaFromJson(std::string_view text) {
+Result<ArraySchema> SchemaFromJson(std::string_view text, const Limits& limits) {
   Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return Error::InvalidArgument("schema.json: not a JSON object");
@@ -318,9 +318,8 @@ Result<ArraySchema> SchemaFromJson(std::string_view text) {
       s.attributes.push_back(std::move(a));
     }
     // Validate through the serializer + parser pair.
-    ASSIGN_OR_RETURN(ByteVec payload, SerializeArraySchema(s));
-    ASSIGN_OR_RETURN_CTX(ArraySchema parsed, ParseArraySchema(payload, 0, DefaultLimits()),
-                         "schema.json");
+    ASSIGN_OR_RETURN(ByteVec payload, SerializeArraySchema(s, limits));
+    ASSIGN_OR_RETURN_CTX(ArraySchema parsed, ParseArraySchema(payload, 0, limits), "schema.json");
     return parsed;
   } catch (const Json::exception& e) {
     return Error::InvalidArgument(std::string("schema.json: ") + e.what());

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/schema/array_schema.h"
+#include "core/util/limits.h"
 
 namespace tiledbfs::core {
 
@@ -16,8 +17,9 @@ constexpr uint32_t kWriteFormatVersion = 22;
 
 // The unfiltered schema payload. kUnsupported for what version 22 cannot
 // hold or the writer does not write (dimension labels, enumerations, a
-// non-empty current domain).
-Result<ByteVec> SerializeArraySchema(const ArraySchema& s);
+// non-empty current domain). The payload is parsed back under `limits`
+// (never written what the reader cannot read).
+Result<ByteVec> SerializeArraySchema(const ArraySchema& s, const Limits& limits);
 
 // Parses schema.json as SchemaToJson writes it (keys array_type,
 // tile_order, cell_order, capacity, allows_dups, dims, attrs,
@@ -26,7 +28,8 @@ Result<ByteVec> SerializeArraySchema(const ArraySchema& s);
 // absent, its "filters" name list) gives its filters; a dimension whose
 // pipeline equals the coords filters stores none of its own. Attribute
 // fill values come from "fill_value_hex" when present, else "fill_value",
-// else TileDB's default. kInvalidArgument naming the key on bad input.
-Result<ArraySchema> SchemaFromJson(std::string_view json);
+// else TileDB's default. kInvalidArgument naming the key on bad input;
+// the schema is checked by a round trip through the parser under `limits`.
+Result<ArraySchema> SchemaFromJson(std::string_view json, const Limits& limits);
 
 }  // namespace tiledbfs::core

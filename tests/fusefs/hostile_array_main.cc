@@ -79,7 +79,7 @@ Status Metadata(const std::string& dir) {
   if (!v.ok()) return Fail("metadata", v.error());
   bad_key.value = *v;
   entries.push_back(bad_key);
-  auto name = WriteArrayMetadata(dir, 3000, entries);
+  auto name = WriteArrayMetadata(dir, 3000, entries, DefaultLimits());
   if (!name.ok()) return Fail(dir + " metadata", name.error());
   return Ok();
 }
@@ -91,11 +91,12 @@ Status Dense(const std::string& dir) {
                {"name":"c4","type":"CHAR","cell_val_num":4},
                {"name":"a","type":"STRING_ASCII","var":true},
                {"name":"u","type":"STRING_UTF8","var":true,"nullable":true},
-               {"name":"n\u00e9","type":"INT32"}]})");
+               {"name":"n\u00e9","type":"INT32"}]})",
+                          DefaultLimits());
   if (!s.ok()) return Fail("dense schema", s.error());
   // The JSON name is UTF-8 "né"; the array's is Latin-1 "n\xe9".
   s->attributes[4].name = "n\xe9";
-  auto schema_name = CreateArray(dir, *s, 1000);
+  auto schema_name = CreateArray(dir, *s, 1000, DefaultLimits());
   if (!schema_name.ok()) return Fail("dense create", schema_name.error());
   s->name = *schema_name;
   // Cells 1..6 and 11..14 in two fragments; 7..10 (inside the non-empty
@@ -139,9 +140,10 @@ Status Sparse(const std::string& dir) {
   auto s = SchemaFromJson(R"({"array_type":"sparse","capacity":4,"dims":[
       {"name":"s","type":"STRING_ASCII","var":true}],
       "attrs":[{"name":"ch","type":"CHAR"},
-               {"name":"u","type":"STRING_UTF8","var":true}]})");
+               {"name":"u","type":"STRING_UTF8","var":true}]})",
+                          DefaultLimits());
   if (!s.ok()) return Fail("sparse schema", s.error());
-  auto schema_name = CreateArray(dir, *s, 1000);
+  auto schema_name = CreateArray(dir, *s, 1000, DefaultLimits());
   if (!schema_name.ok()) return Fail("sparse create", schema_name.error());
   s->name = *schema_name;
   WriteBatch b;

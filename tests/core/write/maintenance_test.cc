@@ -107,9 +107,9 @@ class MaintenanceTest : public ::testing::Test {
   std::string Dir() const { return dir_.string(); }
 
   ArraySchema Create(const std::string& json) {
-    auto s = SchemaFromJson(json);
+    auto s = SchemaFromJson(json, DefaultLimits());
     EXPECT_TRUE(s.ok()) << s.error().ToString();
-    auto name = CreateArray(Dir(), *s, 1000);
+    auto name = CreateArray(Dir(), *s, 1000, DefaultLimits());
     EXPECT_TRUE(name.ok()) << name.error().ToString();
     ArraySchema out = *s;
     out.name = *name;
@@ -272,7 +272,7 @@ TEST_F(MaintenanceTest, MetadataPutsAndDeletesReadBackAtEachInstant) {
     auto v = MetadataValueFromText(type, values);
     ASSERT_TRUE(v.ok()) << v.error().ToString();
     e.value = *v;
-    auto name = WriteArrayMetadata(Dir(), t, {e});
+    auto name = WriteArrayMetadata(Dir(), t, {e}, DefaultLimits());
     ASSERT_TRUE(name.ok()) << name.error().ToString();
     EXPECT_TRUE(fs::is_regular_file(dir_ / "__meta" / *name));
     EXPECT_EQ(name->rfind(fmt::format("__{}_{}_", t, t), 0), 0u) << *name;
@@ -285,7 +285,7 @@ TEST_F(MaintenanceTest, MetadataPutsAndDeletesReadBackAtEachInstant) {
   MetadataEntry del;
   del.key = "scale";
   del.deleted = true;
-  ASSERT_TRUE(WriteArrayMetadata(Dir(), 5000, {del}).ok());
+  ASSERT_TRUE(WriteArrayMetadata(Dir(), 5000, {del}, DefaultLimits()).ok());
   // No temporary file is left behind.
   for (const std::string& n : Names(dir_)) EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
 
@@ -323,12 +323,12 @@ TEST_F(MaintenanceTest, MetadataOfAMissingArrayIsNotFound) {
   MetadataEntry e;
   e.key = "k";
   e.deleted = true;
-  auto r = WriteArrayMetadata(Dir(), 1, {e});
+  auto r = WriteArrayMetadata(Dir(), 1, {e}, DefaultLimits());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kNotFound);
   EXPECT_NE(r.error().message().find("is not an array"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir_));
-  r = WriteArrayMetadata(Dir(), 1, {});
+  r = WriteArrayMetadata(Dir(), 1, {}, DefaultLimits());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
 }
@@ -396,7 +396,7 @@ TEST_F(MaintenanceTest, ConsolidateMetadataKeepsEveryView) {
   for (uint64_t t : *instants) before[t] = Snap(t);
   before[UINT64_MAX] = Snap();
 
-  auto r = ConsolidateFragmentMetadata(Dir());
+  auto r = ConsolidateFragmentMetadata(Dir(), DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   ASSERT_EQ(r->fragments.size(), 4u);
   EXPECT_EQ(r->file.rfind("__fragment_meta/__2000_5000_", 0), 0u) << r->file;
@@ -439,7 +439,7 @@ TEST_F(MaintenanceTest, FirstMetaFileHoldingAFooterWins) {
   }
   const Snapshot before = Snap();
   ASSERT_EQ(before.cells, 4u);
-  auto r = ConsolidateFragmentMetadata(Dir());
+  auto r = ConsolidateFragmentMetadata(Dir(), DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   ASSERT_EQ(r->file.rfind("__fragment_meta/__2000_3000_", 0), 0u) << r->file;
   // A footer cut to its first 12 bytes: version and part of the schema name.
@@ -476,11 +476,11 @@ TEST_F(MaintenanceTest, ConsolidateMetadataNeedsTwoFragmentsAndAnArray) {
   b.fields["a"].data = Raw(std::vector<int32_t>{1, 2});
   b.subarray = {Range{One<int32_t>(1), One<int32_t>(2)}};
   ASSERT_TRUE(WriteFragment(Dir(), s, 2000, b).ok());
-  auto r = ConsolidateFragmentMetadata(Dir());
+  auto r = ConsolidateFragmentMetadata(Dir(), DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_TRUE(r->file.empty());
   EXPECT_FALSE(fs::exists(dir_ / "__fragment_meta"));
-  r = ConsolidateFragmentMetadata(Dir() + "/nope");
+  r = ConsolidateFragmentMetadata(Dir() + "/nope", DefaultLimits());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kNotFound);
 }
@@ -527,7 +527,7 @@ TEST_F(MaintenanceTest, ConsolidateDenseOverlappingWritesThenVacuum) {
   const Snapshot latest = Snap();
   ASSERT_EQ(latest.cells, 7u * 8u);
 
-  auto r = ConsolidateFragments(Dir());
+  auto r = ConsolidateFragments(Dir(), DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->cell_count, 56u);
   EXPECT_EQ(r->consolidated, originals);
@@ -547,7 +547,7 @@ TEST_F(MaintenanceTest, ConsolidateDenseOverlappingWritesThenVacuum) {
   // fragment only when its whole range lies within [0, T]).
   for (const auto& [t, snap] : before) ExpectSame(snap, Snap(t), "instant " + std::to_string(t));
 
-  auto v = VacuumFragments(Dir());
+  auto v = VacuumFragments(Dir(), DefaultLimits());
   ASSERT_TRUE(v.ok()) << v.error().ToString();
   EXPECT_EQ(v->removed_fragments.size(), 3u);
   EXPECT_EQ(v->removed_vacuum_files, std::vector<std::string>{r->vacuum_file});
@@ -556,7 +556,7 @@ TEST_F(MaintenanceTest, ConsolidateDenseOverlappingWritesThenVacuum) {
   EXPECT_EQ(Names(dir_ / "__commits"), std::vector<std::string>{r->fragment + ".wrt"});
   ExpectSame(latest, Snap(), "latest after vacuum");
   // Nothing left to vacuum.
-  v = VacuumFragments(Dir());
+  v = VacuumFragments(Dir(), DefaultLimits());
   ASSERT_TRUE(v.ok());
   EXPECT_TRUE(v->removed_fragments.empty());
 }
@@ -592,7 +592,7 @@ TEST_F(MaintenanceTest, DenseViewsDuringAVacuumAreThoseAfterIt) {
   ASSERT_EQ(originals.size(), 4u);
   const Snapshot at4000 = Snap(4000);
   ASSERT_EQ(at4000.cells, 256u);
-  auto r = ConsolidateFragments(Dir());
+  auto r = ConsolidateFragments(Dir(), DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   // Before the vacuum the consolidated fragment [2000, 5000] does not show
   // at 4000: the originals do.
@@ -612,7 +612,7 @@ TEST_F(MaintenanceTest, DenseViewsDuringAVacuumAreThoseAfterIt) {
   EXPECT_EQ(latest.cells, 256u);
   EXPECT_EQ(ViewFragments(), 1u);
 
-  auto v = VacuumFragments(Dir());
+  auto v = VacuumFragments(Dir(), DefaultLimits());
   ASSERT_TRUE(v.ok()) << v.error().ToString();
   EXPECT_EQ(v->removed_fragments.size(), 3u);
   ExpectSame(Snap(4000), commit_gone, "4000 after the vacuum / its first commit file gone");
@@ -646,19 +646,19 @@ TEST_F(MaintenanceTest, ConsolidateSparseOverwritesThenVacuum) {
   ASSERT_LT(latest.cells, 36u);  // some cells were overwritten
 
   // Faithful sparse consolidation needs per-cell timestamps: refused.
-  auto r = ConsolidateFragments(Dir());
+  auto r = ConsolidateFragments(Dir(), DefaultLimits());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kUnsupported);
   EXPECT_NE(r.error().message().find("--without-timestamps"), std::string::npos);
   EXPECT_EQ(Names(dir_ / "__fragments").size(), 3u);
 
-  r = ConsolidateFragments(Dir(), {.without_timestamps = true});
+  r = ConsolidateFragments(Dir(), DefaultLimits(), {.without_timestamps = true});
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->cell_count, latest.cells);
   EXPECT_EQ(r->fragment.rfind("__2000_4000_", 0), 0u);
   EXPECT_EQ(ViewFragments(), 1u);
   ExpectSame(latest, Snap(), "latest after consolidate");
-  auto v = VacuumFragments(Dir());
+  auto v = VacuumFragments(Dir(), DefaultLimits());
   ASSERT_TRUE(v.ok()) << v.error().ToString();
   EXPECT_EQ(v->removed_fragments.size(), 3u);
   EXPECT_EQ(Names(dir_ / "__fragments"), std::vector<std::string>{r->fragment});
@@ -684,7 +684,7 @@ TEST_F(MaintenanceTest, ConsolidateSparseKeepsDuplicates) {
   const Snapshot latest = Snap();
   ASSERT_EQ(latest.cells, 12u);
   // All fragments at one instant: no view in between to lose, so no flag.
-  auto r = ConsolidateFragments(Dir());
+  auto r = ConsolidateFragments(Dir(), DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->fragment.rfind("__7000_7000_", 0), 0u);
   const Snapshot after = Snap();
@@ -694,13 +694,13 @@ TEST_F(MaintenanceTest, ConsolidateSparseKeepsDuplicates) {
 
 TEST_F(MaintenanceTest, ConsolidateRefusesWhatItCannotWriteFaithfully) {
   // Not an array.
-  auto r = ConsolidateFragments(Dir());
+  auto r = ConsolidateFragments(Dir(), DefaultLimits());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kNotFound);
   // Delete commits.
   CopyCorpus("deletes");
   const auto fragments = Names(dir_ / "__fragments");
-  r = ConsolidateFragments(Dir(), {.without_timestamps = true});
+  r = ConsolidateFragments(Dir(), DefaultLimits(), {.without_timestamps = true});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kUnsupported);
   EXPECT_NE(r.error().message().find("delete/update commit"), std::string::npos);
@@ -708,13 +708,13 @@ TEST_F(MaintenanceTest, ConsolidateRefusesWhatItCannotWriteFaithfully) {
   fs::remove_all(dir_);
   // Sparse fragments of several instants, without the flag.
   CopyCorpus("sparse_2d");
-  r = ConsolidateFragments(Dir());
+  r = ConsolidateFragments(Dir(), DefaultLimits());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kUnsupported);
   fs::remove_all(dir_);
   // A single fragment: nothing to do.
   CopyCorpus("dense_1d");
-  r = ConsolidateFragments(Dir());
+  r = ConsolidateFragments(Dir(), DefaultLimits());
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_TRUE(r->fragment.empty());
   EXPECT_EQ(Names(dir_ / "__fragments").size(), 1u);
@@ -725,11 +725,11 @@ TEST_F(MaintenanceTest, ConsolidateRefusesWhatItCannotWriteFaithfully) {
 TEST_F(MaintenanceTest, ConsolidateAndVacuumTileDBsArrayWithConsolidatedCommits) {
   CopyCorpus("commits_consolidated");
   const Snapshot latest = Snap();
-  auto r = ConsolidateFragments(Dir(), {.without_timestamps = true});
+  auto r = ConsolidateFragments(Dir(), DefaultLimits(), {.without_timestamps = true});
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->consolidated.size(), 5u);  // t2..t6: t1 was deleted
   ExpectSame(latest, Snap(), "latest after consolidate");
-  auto v = VacuumFragments(Dir());
+  auto v = VacuumFragments(Dir(), DefaultLimits());
   ASSERT_TRUE(v.ok()) << v.error().ToString();
   EXPECT_EQ(v->removed_fragments.size(), 5u);
   ASSERT_FALSE(v->ignore_file.empty());
@@ -750,7 +750,7 @@ TEST_F(MaintenanceTest, ConsolidateAndVacuumTileDBsArrayWithConsolidatedCommits)
 TEST_F(MaintenanceTest, VacuumOfTileDBsConsolidation) {
   CopyCorpus("consolidated");
   const Snapshot latest = Snap();
-  auto v = VacuumFragments(Dir());
+  auto v = VacuumFragments(Dir(), DefaultLimits());
   ASSERT_TRUE(v.ok()) << v.error().ToString();
   EXPECT_EQ(v->removed_fragments.size(), 4u);
   EXPECT_EQ(v->removed_vacuum_files.size(), 1u);
@@ -760,7 +760,7 @@ TEST_F(MaintenanceTest, VacuumOfTileDBsConsolidation) {
   EXPECT_EQ(Names(done / "__fragments").size(), 1u);
   EXPECT_EQ(Names(done / "__commits").size(), 1u);
   ExpectSame(latest, Snap(), "latest after vacuum");
-  v = VacuumFragments(Dir() + "/nope");
+  v = VacuumFragments(Dir() + "/nope", DefaultLimits());
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.error().code(), ErrorCode::kNotFound);
 }

@@ -44,9 +44,9 @@ class StreamTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
 
   ArraySchema Create(const std::string& name, const std::string& json) {
-    auto s = SchemaFromJson(json);
+    auto s = SchemaFromJson(json, DefaultLimits());
     EXPECT_TRUE(s.ok()) << s.error().ToString();
-    auto file = CreateArray((root_ / name).string(), *s, 1000);
+    auto file = CreateArray((root_ / name).string(), *s, 1000, DefaultLimits());
     EXPECT_TRUE(file.ok()) << file.error().ToString();
     ArraySchema out = *s;
     out.name = *file;
@@ -334,7 +334,7 @@ TEST_F(StreamTest, SparseSamplesAreDistinctInTheGlobalOrder) {
   for (auto [to, co] : {std::pair{"row-major", "row-major"}, std::pair{"col-major", "row-major"},
                         std::pair{"row-major", "col-major"}, std::pair{"col-major", "col-major"}}) {
     SCOPED_TRACE(std::string(to) + " tiles, " + co + " cells");
-    auto s = SchemaFromJson(SyntheticSparse(to, co, 50));
+    auto s = SchemaFromJson(SyntheticSparse(to, co, 50), DefaultLimits());
     ASSERT_TRUE(s.ok());
     std::vector<__int128> lo = {-25, 3}, hi = {77, 40};
     const uint64_t box = 103 * 38;

@@ -45,10 +45,10 @@ class TempArray {
   // name set.
   ArraySchema Create(const std::string& json) {
     std::filesystem::create_directories(root_);
-    auto s = SchemaFromJson(json);
+    auto s = SchemaFromJson(json, DefaultLimits());
     EXPECT_TRUE(s.ok()) << s.error().ToString();
     if (!s.ok()) return ArraySchema{};
-    auto name = CreateArray(root_.string(), *s, 1000);
+    auto name = CreateArray(root_.string(), *s, 1000, DefaultLimits());
     EXPECT_TRUE(name.ok()) << name.error().ToString();
     ArraySchema out = *s;
     if (name.ok()) out.name = *name;

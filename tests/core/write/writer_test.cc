@@ -179,7 +179,7 @@ TEST(SchemaWriterTest, CorpusSchemasSerializeToTileDBsBytes) {
       auto schema = ParseArraySchema(tile->data, 0, DefaultLimits());
       ASSERT_TRUE(schema.ok());
       if (schema->version != kWriteFormatVersion) continue;
-      auto bytes = SerializeArraySchema(*schema);
+      auto bytes = SerializeArraySchema(*schema, DefaultLimits());
       if (!bytes.ok()) {
         EXPECT_EQ(bytes.error().code(), ErrorCode::kUnsupported) << f.path();
         continue;
@@ -187,9 +187,9 @@ TEST(SchemaWriterTest, CorpusSchemasSerializeToTileDBsBytes) {
       EXPECT_EQ(*bytes, tile->data) << f.path();
       // And through schema.json, the form the mount shows.
       std::string json = SchemaToJson(*schema, nullptr);
-      auto from_json = SchemaFromJson(json);
+      auto from_json = SchemaFromJson(json, DefaultLimits());
       ASSERT_TRUE(from_json.ok()) << f.path() << ": " << from_json.error().ToString();
-      auto again = SerializeArraySchema(*from_json);
+      auto again = SerializeArraySchema(*from_json, DefaultLimits());
       ASSERT_TRUE(again.ok());
       // The JSON form cannot tell a dimension's own filters from inherited
       // coords filters equal to them; it round trips as shown.
@@ -206,19 +206,21 @@ TEST(SchemaWriterTest, CorpusSchemasSerializeToTileDBsBytes) {
 }
 
 TEST(SchemaWriterTest, BadJsonIsRejectedNamingTheKey) {
-  auto r = SchemaFromJson(R"({"array_type":"dense","attrs":[]})");
+  auto r = SchemaFromJson(R"({"array_type":"dense","attrs":[]})", DefaultLimits());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(r.error().message().find("dims"), std::string::npos);
-  r = SchemaFromJson(R"({"array_type":"sparse","dims":[{"name":"d","type":"INT33"}],"attrs":[]})");
+  r = SchemaFromJson(R"({"array_type":"sparse","dims":[{"name":"d","type":"INT33"}],"attrs":[]})",
+                     DefaultLimits());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("unknown type"), std::string::npos);
-  r = SchemaFromJson("not json");
+  r = SchemaFromJson("not json", DefaultLimits());
   ASSERT_FALSE(r.ok());
   r = SchemaFromJson(R"({"array_type":"dense","dims":[
       {"name":"a","type":"INT32","domain":[1,4],"tile_extent":2},
       {"name":"b","type":"INT64","domain":[1,4],"tile_extent":2}],
-      "attrs":[{"name":"v","type":"INT32"}]})");
+      "attrs":[{"name":"v","type":"INT32"}]})",
+                     DefaultLimits());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("one type"), std::string::npos);
 }
