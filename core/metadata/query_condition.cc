@@ -6,6 +6,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/format/number.h"
 #include "core/tile/generic_tile.h"
 #include "core/util/byte_reader.h"
 
@@ -201,33 +202,8 @@ std::string FormatValue(Bytes b, std::optional<Datatype> type) {
     const Datatype t = *type;
     if (IsString(t)) return Quoted(b);
     const bool fits = b.size() == DatatypeSize(t);
-    if (fits) {
-      switch (t) {
-        case Datatype::kInt8:
-          return Number<int8_t>(b);
-        case Datatype::kUInt8:
-        case Datatype::kBool:
-          return Number<uint8_t>(b);
-        case Datatype::kInt16:
-          return Number<int16_t>(b);
-        case Datatype::kUInt16:
-          return Number<uint16_t>(b);
-        case Datatype::kInt32:
-          return Number<int32_t>(b);
-        case Datatype::kUInt32:
-          return Number<uint32_t>(b);
-        case Datatype::kInt64:
-          return Number<int64_t>(b);
-        case Datatype::kUInt64:
-          return Number<uint64_t>(b);
-        case Datatype::kFloat32:
-          return Number<float>(b);
-        case Datatype::kFloat64:
-          return Number<double>(b);
-        default:
-          if (IsDatetime(t) || IsTime(t)) return Number<int64_t>(b);
-          break;
-      }
+    if (fits && IsNumber(t)) {
+      return VisitNumber(t, [&](auto zero) { return Number<decltype(zero)>(b); });
     }
   }
   if (Printable(b)) return Quoted(b);
@@ -340,20 +316,8 @@ Kind KindOf(const ConditionField& f) {
       return Kind::kBytes;
     case Datatype::kChar:
       return f.var() ? Kind::kBytes : Kind::kFixedChar;
-    case Datatype::kInt8:
-    case Datatype::kUInt8:
-    case Datatype::kBool:
-    case Datatype::kInt16:
-    case Datatype::kUInt16:
-    case Datatype::kInt32:
-    case Datatype::kUInt32:
-    case Datatype::kInt64:
-    case Datatype::kUInt64:
-    case Datatype::kFloat32:
-    case Datatype::kFloat64:
-      return Kind::kNumeric;
     default:
-      return IsDatetime(f.type) || IsTime(f.type) ? Kind::kNumeric : Kind::kUnsupported;
+      return IsNumber(f.type) ? Kind::kNumeric : Kind::kUnsupported;
   }
 }
 
@@ -373,29 +337,8 @@ Result<bool> CompareNumeric(ConditionOp op, Datatype type, Bytes cell, Bytes val
         fmt::format("condition on '{}': a {}-byte value compared with a {}-byte {} cell", field,
                     value.size(), cell.size(), DatatypeName(type)));
   }
-  switch (type) {
-    case Datatype::kInt8:
-      return Numeric<int8_t>(op, cell, value);
-    case Datatype::kUInt8:
-    case Datatype::kBool:
-      return Numeric<uint8_t>(op, cell, value);
-    case Datatype::kInt16:
-      return Numeric<int16_t>(op, cell, value);
-    case Datatype::kUInt16:
-      return Numeric<uint16_t>(op, cell, value);
-    case Datatype::kInt32:
-      return Numeric<int32_t>(op, cell, value);
-    case Datatype::kUInt32:
-      return Numeric<uint32_t>(op, cell, value);
-    case Datatype::kUInt64:
-      return Numeric<uint64_t>(op, cell, value);
-    case Datatype::kFloat32:
-      return Numeric<float>(op, cell, value);
-    case Datatype::kFloat64:
-      return Numeric<double>(op, cell, value);
-    default:
-      return Numeric<int64_t>(op, cell, value);  // INT64, datetimes, times
-  }
+  // INT64, datetimes and times as int64_t.
+  return VisitNumber(type, [&](auto zero) { return Numeric<decltype(zero)>(op, cell, value); });
 }
 
 // The value node's verdict for a cell whose field exists.

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
+#include "core/format/number.h"
 #include "core/schema/array_schema.h"
 #include "core/util/text.h"
 
@@ -55,38 +57,17 @@ Json FloatJson(double v) {
   return v;
 }
 
-template <class T>
-T Load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
 // One value of a numeric type (integers, floats, BOOL, datetimes, times).
 Json NumberJson(Datatype t, const uint8_t* p) {
-  switch (t) {
-    case Datatype::kInt8:
-      return Load<int8_t>(p);
-    case Datatype::kUInt8:
-    case Datatype::kBool:
-      return Load<uint8_t>(p);
-    case Datatype::kInt16:
-      return Load<int16_t>(p);
-    case Datatype::kUInt16:
-      return Load<uint16_t>(p);
-    case Datatype::kInt32:
-      return Load<int32_t>(p);
-    case Datatype::kUInt32:
-      return Load<uint32_t>(p);
-    case Datatype::kUInt64:
-      return Load<uint64_t>(p);
-    case Datatype::kFloat32:
-      return FloatJson(Load<float>(p));
-    case Datatype::kFloat64:
-      return FloatJson(Load<double>(p));
-    default:
-      return Load<int64_t>(p);  // INT64, datetimes, times
-  }
+  return VisitNumber(t, [&](auto zero) -> Json {
+    using T = decltype(zero);
+    const T v = LoadNumber<T>(Bytes(p, sizeof(T)));
+    if constexpr (std::is_floating_point_v<T>) {
+      return FloatJson(v);
+    } else {
+      return v;
+    }
+  });
 }
 
 bool IsTextType(Datatype t) { return IsString(t); }

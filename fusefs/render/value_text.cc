@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
+#include "core/format/number.h"
 #include "core/util/text.h"
 #include "fusefs/render/number_text.h"
 
@@ -17,12 +19,7 @@ using core::AppendHex;
 using core::AppendUtf8;
 using core::Datatype;
 
-template <class T>
-T Load(Bytes b) {
-  T v;
-  std::memcpy(&v, b.data(), sizeof(T));
-  return v;
-}
+using core::LoadNumber;
 
 template <class T>
 void AppendInt(std::string& out, T v) {
@@ -49,9 +46,9 @@ constexpr uint32_t kReplacement = 0xFFFD;
 void AppendUtf16(std::string& out, Bytes b) {
   size_t n = b.size() / 2;
   for (size_t k = 0; k < n; ++k) {
-    uint32_t u = Load<uint16_t>(b.subspan(2 * k));
+    uint32_t u = LoadNumber<uint16_t>(b.subspan(2 * k));
     if (u >= 0xD800 && u < 0xDC00 && k + 1 < n) {
-      uint32_t lo = Load<uint16_t>(b.subspan(2 * (k + 1)));
+      uint32_t lo = LoadNumber<uint16_t>(b.subspan(2 * (k + 1)));
       if (lo >= 0xDC00 && lo < 0xE000) {
         AppendUtf8(out, 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00));
         ++k;
@@ -65,7 +62,7 @@ void AppendUtf16(std::string& out, Bytes b) {
 void AppendUtf32(std::string& out, Bytes b) {
   size_t n = b.size() / 4;
   for (size_t k = 0; k < n; ++k) {
-    uint32_t u = Load<uint32_t>(b.subspan(4 * k));
+    uint32_t u = LoadNumber<uint32_t>(b.subspan(4 * k));
     bool bad = u > 0x10FFFF || (u >= 0xD800 && u < 0xE000);
     AppendUtf8(out, bad ? kReplacement : u);
   }
@@ -178,36 +175,20 @@ void AppendSubsecond(std::string& out, int64_t v, int digits) {
 }
 
 void AppendNumber(std::string& out, Datatype t, Bytes b) {
-  if (b.size() != core::DatatypeSize(t)) return;
-  switch (t) {
-    case Datatype::kInt8:
-      return AppendInt(out, Load<int8_t>(b));
-    case Datatype::kUInt8:
-      return AppendInt(out, Load<uint8_t>(b));
-    case Datatype::kInt16:
-      return AppendInt(out, Load<int16_t>(b));
-    case Datatype::kUInt16:
-      return AppendInt(out, Load<uint16_t>(b));
-    case Datatype::kInt32:
-      return AppendInt(out, Load<int32_t>(b));
-    case Datatype::kUInt32:
-      return AppendInt(out, Load<uint32_t>(b));
-    case Datatype::kInt64:
-      return AppendInt(out, Load<int64_t>(b));
-    case Datatype::kUInt64:
-      return AppendInt(out, Load<uint64_t>(b));
-    case Datatype::kFloat32:
-      return AppendShortest(out, Load<float>(b));
-    case Datatype::kFloat64:
-      return AppendShortest(out, Load<double>(b));
-    case Datatype::kBool:
-      out += b[0] != 0 ? "true" : "false";
-      return;
-    default:
-      break;
+  if (b.size() != core::DatatypeSize(t) || !core::IsNumber(t)) return;
+  if (t == Datatype::kBool) {
+    out += b[0] != 0 ? "true" : "false";
+    return;
   }
-  if (core::IsDatetime(t)) return AppendDatetimeText(out, t, Load<int64_t>(b));
-  if (core::IsTime(t)) return AppendInt(out, Load<int64_t>(b));
+  if (core::IsDatetime(t)) return AppendDatetimeText(out, t, LoadNumber<int64_t>(b));
+  core::VisitNumber(t, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T>) {
+      AppendShortest(out, LoadNumber<T>(b));
+    } else {
+      AppendInt(out, LoadNumber<T>(b));  // TIME_* as int64_t
+    }
+  });
 }
 
 bool IsText(Datatype t) { return core::IsString(t); }
@@ -227,27 +208,15 @@ Bytes StripTrailingNuls(Bytes b, size_t unit) {
 }
 
 __int128 EnumerationIndex(Datatype t, Bytes b) {
-  if (b.size() != core::DatatypeSize(t)) return -1;
-  switch (t) {
-    case Datatype::kInt8:
-      return Load<int8_t>(b);
-    case Datatype::kUInt8:
-      return Load<uint8_t>(b);
-    case Datatype::kInt16:
-      return Load<int16_t>(b);
-    case Datatype::kUInt16:
-      return Load<uint16_t>(b);
-    case Datatype::kInt32:
-      return Load<int32_t>(b);
-    case Datatype::kUInt32:
-      return Load<uint32_t>(b);
-    case Datatype::kInt64:
-      return Load<int64_t>(b);
-    case Datatype::kUInt64:
-      return Load<uint64_t>(b);
-    default:
+  if (b.size() != core::DatatypeSize(t) || !core::IsInteger(t)) return -1;
+  return core::VisitNumber(t, [&](auto zero) -> __int128 {
+    using T = decltype(zero);
+    if constexpr (std::is_integral_v<T>) {
+      return LoadNumber<T>(b);
+    } else {
       return -1;
-  }
+    }
+  });
 }
 
 void AppendFloatText(std::string& out, float v) { AppendShortest(out, v); }
