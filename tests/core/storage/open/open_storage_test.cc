@@ -50,56 +50,34 @@ TEST(OpenStorageTest, AnS3UriIsS3) {
 // answer.
 class ListingServer {
  public:
-  explicit ListingServer(int keys) {
-    body_ = "<ListBucketResult><IsTruncated>false</IsTruncated>";
-    for (int i = 0; i < keys; ++i) {
-      body_ += "<Contents><Key>array/f" + std::to_string(i) +
-               "</Key><Size>1</Size><ETag>\"e\"</ETag></Contents>";
-    }
-    body_ += "</ListBucketResult>";
-    fd_ = ListenOnLoopback(8, &port_);
-    if (fd_ < 0) {
-      ADD_FAILURE() << "cannot listen on loopback";
-      return;
-    }
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~ListingServer() {
-    if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
-    if (thread_.joinable()) thread_.join();
-    if (fd_ >= 0) ::close(fd_);
-  }
-  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  explicit ListingServer(int keys) : body_(Page(keys)) {}
+  std::string endpoint() const { return acceptor_.endpoint(); }
 
  private:
-  void Serve() {
-    for (;;) {
-      const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) return;
-      std::string request;
-      char buf[4096];
-      while (request.find("\r\n\r\n") == std::string::npos) {
-        const ssize_t n = ::read(c, buf, sizeof(buf));
-        if (n <= 0) break;
-        request.append(buf, static_cast<size_t>(n));
-      }
-      const std::string answer =
-          "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n"
-          "Connection: close\r\nContent-Length: " +
-          std::to_string(body_.size()) + "\r\n\r\n" + body_;
-      for (size_t off = 0; off < answer.size();) {
-        const ssize_t n = ::write(c, answer.data() + off, answer.size() - off);
-        if (n <= 0) break;
-        off += static_cast<size_t>(n);
-      }
-      ::close(c);
+  static std::string Page(int keys) {
+    std::string body = "<ListBucketResult><IsTruncated>false</IsTruncated>";
+    for (int i = 0; i < keys; ++i) {
+      body += "<Contents><Key>array/f" + std::to_string(i) +
+              "</Key><Size>1</Size><ETag>\"e\"</ETag></Contents>";
     }
+    return body + "</ListBucketResult>";
+  }
+  void Answer(int c) const {
+    ReadRequestHead(c);
+    const std::string answer =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n"
+        "Connection: close\r\nContent-Length: " +
+        std::to_string(body_.size()) + "\r\n\r\n" + body_;
+    for (size_t off = 0; off < answer.size();) {
+      const ssize_t n = ::write(c, answer.data() + off, answer.size() - off);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    ::close(c);
   }
 
-  std::string body_;
-  int fd_ = -1;
-  uint16_t port_ = 0;
-  std::thread thread_;
+  const std::string body_;
+  LoopbackAcceptor acceptor_{8, [this](int c) { Answer(c); }};  // last: uses body_
 };
 
 // The Limits given to OpenStorage reach the S3 listing: three objects

@@ -32,22 +32,14 @@ using Clock = std::chrono::steady_clock;
 
 class HoldingServer {
  public:
-  HoldingServer() {
-    fd_ = ListenOnLoopback(64, &port_);
-    if (fd_ < 0) {
-      ADD_FAILURE() << "cannot listen on loopback";
-      return;
-    }
-    acceptor_ = std::thread([this] { Accept(); });
-  }
+  // In this order: requests answered, no new answerer, then the answerers
+  // joined.
   ~HoldingServer() {
     Release();
-    if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
-    if (acceptor_.joinable()) acceptor_.join();
+    acceptor_.Stop();
     for (std::thread& t : answerers_) t.join();
-    if (fd_ >= 0) ::close(fd_);
   }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/x"; }
+  std::string url() const { return acceptor_.endpoint() + "/x"; }
 
   // Waits (up to 30 s) until `n` connections were accepted; when the n-th was.
   std::optional<Clock::time_point> WaitAccepted(size_t n) {
@@ -66,24 +58,14 @@ class HoldingServer {
   }
 
  private:
-  void Accept() {
-    for (;;) {
-      const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) return;
-      std::lock_guard<std::mutex> lock(mu_);
-      accepted_.push_back(Clock::now());
-      cv_.notify_all();
-      answerers_.emplace_back([this, c] { Answer(c); });
-    }
+  void Accept(int c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    accepted_.push_back(Clock::now());
+    cv_.notify_all();
+    answerers_.emplace_back([this, c] { Answer(c); });
   }
   void Answer(int c) {
-    std::string request;
-    char buf[4096];
-    while (request.find("\r\n\r\n") == std::string::npos) {
-      const ssize_t n = ::read(c, buf, sizeof(buf));
-      if (n <= 0) break;
-      request.append(buf, static_cast<size_t>(n));
-    }
+    ReadRequestHead(c);
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return released_; });
@@ -93,14 +75,12 @@ class HoldingServer {
     ::close(c);
   }
 
-  int fd_ = -1;
-  uint16_t port_ = 0;
-  std::thread acceptor_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Clock::time_point> accepted_;  // mu_
-  std::vector<std::thread> answerers_;       // mu_ (joined after the acceptor)
-  bool released_ = false;                    // mu_
+  std::vector<Clock::time_point> accepted_;                      // mu_
+  std::vector<std::thread> answerers_;                           // mu_ (joined after the acceptor)
+  bool released_ = false;                                        // mu_
+  LoopbackAcceptor acceptor_{64, [this](int c) { Accept(c); }};  // last: uses the above
 };
 
 TEST(HttpClientTest, OpensNewConnectionsAFewAtATime) {
