@@ -8,7 +8,6 @@
 
 #include "core/metadata/metadata.h"
 #include "core/storage/open/open_storage.h"
-#include "core/util/text.h"
 #include "fusefs/model/documents.h"
 #include "fusefs/model/names.h"
 #include "fusefs/model/string_file.h"

@@ -10,8 +10,8 @@
 #include "fusefs/render/column_files.h"
 
 // The table against docs/namespace.md: the entries its listings show for an
-// array, a fragment and a diff, the patterns below each folder, the files
-// of a field, and what history/ and slice/ views leave out.
+// array, a fragment, a diff and a group, the patterns below each folder, the
+// files of a field, and what history/ and slice/ views leave out.
 namespace tiledbfs::fusefs::namespace_table_test {
 namespace {
 
