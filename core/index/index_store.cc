@@ -353,7 +353,7 @@ void IndexStore::Put(const std::string& key, std::string_view payload) {
     s = bytes.ok() ? WriteEntry(path, *bytes) : Status(bytes.error());
     if (s.ok()) {
       writes_.fetch_add(1, std::memory_order_relaxed);
-      Evict(path.substr(options_.dir.size() + 1));
+      Evict(path.substr(options_.dir.size() + 1), entry_size);
       return;
     }
     write_failures_.fetch_add(1, std::memory_order_relaxed);
@@ -391,8 +391,20 @@ Status IndexStore::WriteEntry(const std::string& path, std::string_view bytes) {
   return Ok();
 }
 
-void IndexStore::Evict(const std::string& keep_name) {
+void IndexStore::Evict(const std::string& keep_name, uint64_t entry_size) {
   std::lock_guard lock(evict_mu_);
+  // A scan stats every entry: made only when the folder may be past the
+  // bound, or to see other processes' writes now and then, so that a mount
+  // storing thousands of small entries (S3 footers) does not scan once each.
+  written_since_scan_ += entry_size;
+  ++puts_since_scan_;
+  if (scanned_ && scanned_total_ + written_since_scan_ <= options_.max_bytes &&
+      written_since_scan_ < options_.max_bytes / kScanEvery && puts_since_scan_ < kScanEvery) {
+    return;
+  }
+  scanned_ = true;
+  written_since_scan_ = 0;
+  puts_since_scan_ = 0;
   DIR* d = ::opendir(options_.dir.c_str());
   if (d == nullptr) return;
   struct Entry {
@@ -434,6 +446,7 @@ void IndexStore::Evict(const std::string& keep_name) {
       }
     }
   }
+  scanned_total_ = total;
   ::closedir(d);
 }
 

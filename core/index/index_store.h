@@ -19,7 +19,11 @@
 // the entry, so that readers, in this process or another, see a whole entry
 // or none, with no lock across processes. A folder that is read-only or
 // full costs only speed. The folder's size is bounded: the entries least
-// recently written or read (file mtime) go first.
+// recently written or read (file mtime) go first. A store scans the folder
+// on its first Put, then whenever its own writes since its last scan may
+// have taken the folder past the bound, and at least every kScanEvery
+// Puts or max_bytes / kScanEvery bytes (other processes' writes are seen
+// then): a Put need not stat every entry.
 #pragma once
 
 #include <atomic>
@@ -101,7 +105,8 @@ class IndexStore {
 
   // Stores `payload` under `key` atomically, replacing any entry, then
   // drops the least recently used entries until all of them together are
-  // within max_bytes (never the one just written). Failures are never
+  // within max_bytes (never the one just written), as far as this store's
+  // scans have seen (above). Failures are never
   // reported to the caller: an entry over max_bytes or a payload over
   // max_entry_bytes is not stored; a write that fails (read-only, ENOSPC,
   // EDQUOT, EFBIG, EACCES) leaves no temp file. The first failure of each
@@ -134,7 +139,7 @@ class IndexStore {
   // Logs why the entry at `path` is rejected and removes it if it still is
   // the file that was read (`id`), not a new entry renamed over it since.
   void Reject(const std::string& path, std::optional<FileId> id, const Error& e);
-  void Evict(const std::string& keep_name);
+  void Evict(const std::string& keep_name, uint64_t entry_size);
   void Log(const std::string& line);
   void LogOnce(std::atomic<bool>& logged, const std::string& line);
 
@@ -142,6 +147,11 @@ class IndexStore {
   bool usable_ = false;
   std::mutex log_mu_;
   std::mutex evict_mu_;  // one eviction scan at a time in this process
+  static constexpr uint64_t kScanEvery = 64;
+  // Under evict_mu_: whether a scan was made, the entries' total it left,
+  // and what this store wrote since.
+  bool scanned_ = false;
+  uint64_t scanned_total_ = 0, written_since_scan_ = 0, puts_since_scan_ = 0;
   std::atomic<bool> logged_read_failure_{false};
   std::atomic<bool> logged_write_failure_{false};
   std::atomic<bool> logged_too_big_{false};
