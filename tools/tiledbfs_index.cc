@@ -7,7 +7,8 @@
 // kept; a view already in the index costs a read of its entry. Options, as
 // tiledbfs's: index_dir=DIR, index_size=SIZE, index=on (an encrypted array
 // is indexed only then), key_file=PATH, cache_size=SIZE, s3_*. Prints one
-// line per source: the views laid out and those found in the index. Exit
+// line per source: the views laid out and those found in the index (and on
+// S3 the metadata files kept in it, and those found there). Exit
 // codes are tiledbfs's: 1 usage, 2 an array that cannot be opened or read,
 // 3 a bad key, 5 credentials refused.
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/index/file_stash.h"
 #include "core/index/index_store.h"
 #include "fusefs/fuse/options.h"
 #include "fusefs/model/key_file.h"
@@ -144,10 +146,14 @@ int main(int argc, char** argv) {
   auto store = core::IndexStore::Open(index_options);
   if (!store->usable()) return kExitArray;
   options.index = store;
+  // Its own stash, so that the files it keeps (on S3) are not counted as views.
+  auto stash = std::make_shared<core::IndexFileStash>(store);
+  options.storage.stash = stash;
   int rc = 0;
   for (const std::string& source : sources) {
     const auto t0 = std::chrono::steady_clock::now();
     const core::IndexStats before = store->stats();
+    const uint64_t found0 = stash->found(), stored0 = stash->stored();
     auto index_source = [&]() -> core::Status {
       ASSIGN_OR_RETURN(std::unique_ptr<fusefs::Tree> tree, fusefs::OpenTree(source, options));
       return IndexUnder(*tree, "", 0);
@@ -162,10 +168,17 @@ int main(int argc, char** argv) {
     const core::IndexStats after = store->stats();
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("tiledbfs-index: %s: %llu views laid out, %llu found in the index, %.2f s (%s)\n",
-                source.c_str(), static_cast<unsigned long long>(after.writes - before.writes),
-                static_cast<unsigned long long>(after.hits - before.hits), secs,
-                index_options.dir.c_str());
+    const uint64_t stored = stash->stored() - stored0, found = stash->found() - found0;
+    std::string files;
+    if (stored + found > 0) {
+      files = ", " + std::to_string(stored) + " metadata files kept, " + std::to_string(found) +
+              " found";
+    }
+    std::printf("tiledbfs-index: %s: %llu views laid out, %llu found in the index%s, %.2f s (%s)\n",
+                source.c_str(),
+                static_cast<unsigned long long>(after.writes - before.writes - stored),
+                static_cast<unsigned long long>(after.hits - before.hits - found), files.c_str(),
+                secs, index_options.dir.c_str());
     std::fflush(stdout);
     if (after.write_failures > before.write_failures) rc = rc != 0 ? rc : kExitArray;
   }

@@ -87,6 +87,13 @@ bool IsImmutableFolder(std::string_view dir) {
   });
 }
 
+bool IsMetadataFile(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return true;
+  return !IsImmutableFolder(path.substr(0, slash)) ||
+         path.substr(slash + 1) == kFragmentMetadataFile;
+}
+
 Result<std::string> ReduceToStoragePath(std::string_view uri) {
   std::string_view s = uri;
   if (!s.empty() && s.back() == '/') s.remove_suffix(1);

@@ -138,6 +138,14 @@ Result<ArrayListing> ListArray(const Storage& storage, const Limits& limits);
 // OpenStorage by whoever opens an array or group).
 bool IsImmutableFolder(std::string_view dir);
 
+// Whether file `path` (storage-relative) is metadata read whole to open an
+// array or group and list it, not cell data: a fragment's
+// __fragment_metadata.tdb, and every file outside a fragment's folder
+// (schemas, commits, consolidated footers, array metadata, group files).
+// What a store over the network may keep in the persistent index
+// (StorageOptions::kept_file).
+bool IsMetadataFile(std::string_view path);
+
 // Whether `after` only adds to `before` what happened after `latest` (the
 // newest instant of `before`), so that every view at T <= latest reads the
 // same in both: nothing committed before is gone or retired (vacuum files

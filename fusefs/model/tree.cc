@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "core/directory/array_directory.h"
+#include "core/index/file_stash.h"
 #include "core/metadata/group.h"
 #include "core/storage/open/open_storage.h"
 #include "fusefs/model/group_tree.h"
@@ -24,6 +25,13 @@ Result<std::unique_ptr<Tree>> OpenFolder(const std::string& path, const TreeOpti
   core::StorageOptions storage_options = options.storage;
   // Arrays' and groups' fragments are never rewritten (core/directory).
   storage_options.immutable_folder = core::IsImmutableFolder;
+  // On S3, metadata files are kept in the persistent index: a remount then
+  // GETs none of them (issue 51). A stash given (tiledbfs-index's, which
+  // counts its files) is used as it is.
+  if (options.index && !storage_options.stash) {
+    storage_options.stash = std::make_shared<core::IndexFileStash>(options.index);
+  }
+  if (storage_options.stash) storage_options.kept_file = core::IsMetadataFile;
   ASSIGN_OR_RETURN(std::shared_ptr<const core::Storage> storage,
                    core::OpenStorage(path, storage_options, options.limits));
   if (core::IsGroup(*storage)) {

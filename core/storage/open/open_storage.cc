@@ -13,7 +13,8 @@ Result<std::shared_ptr<const Storage>> OpenStorage(const std::string& uri,
                                                    const Limits& limits) {
   if (s3::IsS3Uri(uri)) {
     ASSIGN_OR_RETURN(s3::S3Config config, s3::ResolveS3Config(options.s3));
-    ASSIGN_OR_RETURN(auto s3, s3::S3Storage::Open(uri, config, limits, options.immutable_folder));
+    ASSIGN_OR_RETURN(auto s3, s3::S3Storage::Open(uri, config, limits, options.immutable_folder,
+                                                  options.kept_file, options.stash));
     return std::shared_ptr<const Storage>(std::move(s3));
   }
   ASSIGN_OR_RETURN(auto local, LocalStorage::Open(uri));

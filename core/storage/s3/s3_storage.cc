@@ -70,13 +70,13 @@ const DirEntry* Find(const std::vector<DirEntry>& entries, std::string_view name
   return it != entries.end() && it->name == name ? &*it : nullptr;
 }
 
-std::pair<std::string, std::string> SplitParent(const std::string& path) {
+}  // namespace
+
+std::pair<std::string, std::string> S3Storage::SplitParent(const std::string& path) {
   const size_t slash = path.rfind('/');
   if (slash == std::string::npos) return {"", path};
   return {path.substr(0, slash), path.substr(slash + 1)};
 }
-
-}  // namespace
 
 bool IsS3Uri(std::string_view path) { return path.rfind("s3://", 0) == 0; }
 
@@ -128,11 +128,17 @@ S3Storage::S3Storage(S3Location location, S3Config config)
 
 Result<std::shared_ptr<S3Storage>> S3Storage::Open(std::string_view uri, const S3Config& config,
                                                    const Limits& limits,
-                                                   ImmutableFolder immutable_folder) {
+                                                   ImmutableFolder immutable_folder,
+                                                   KeptFile kept_file,
+                                                   std::shared_ptr<FileStash> stash) {
   ASSIGN_OR_RETURN(S3Location loc, ParseS3Uri(uri));
   std::shared_ptr<S3Storage> s(new S3Storage(std::move(loc), config));
   s->limits_ = limits;
   s->immutable_folder_ = std::move(immutable_folder);
+  if (kept_file && stash) {
+    s->kept_file_ = std::move(kept_file);
+    s->stash_ = std::move(stash);
+  }
   std::shared_ptr<const Listing> root = s->GetListing("");
   if (!root->entries.ok()) return root->entries.error();
   return s;
@@ -354,6 +360,36 @@ Result<std::vector<DirEntry>> S3Storage::ListNow(const std::string& dir) const {
 }
 
 Result<std::vector<DirEntry>> S3Storage::ListTree(const std::string& dir, size_t max_files) const {
+  std::shared_ptr<const Listing> l = GetTree(dir);
+  if (l->entries.ok() && l->entries->size() > max_files) {
+    return Error::OutOfMemory(fmt::format("LIST {}/: more than {} files", Where(dir), max_files));
+  }
+  return l->entries;
+}
+
+std::shared_ptr<S3Storage::Slot> S3Storage::SlotOf(
+    std::unordered_map<std::string, std::shared_ptr<Slot>>& slots, const std::string& dir) const {
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  std::shared_ptr<Slot>& s = slots[dir];
+  if (!s) s = std::make_shared<Slot>();
+  return s;
+}
+
+std::shared_ptr<const S3Storage::Listing> S3Storage::GetTree(const std::string& dir) const {
+  std::shared_ptr<Slot> slot = SlotOf(trees_, dir);
+  std::lock_guard<std::mutex> lock(slot->mu);
+  if (slot->listing && slot->listing->entries.ok() && Fresh(dir, *slot->listing)) {
+    return slot->listing;
+  }
+  auto l = std::make_shared<Listing>();
+  l->entries = ListTreeNow(dir);
+  l->at = std::chrono::steady_clock::now();
+  if (l->entries.ok()) slot->listing = l;
+  return l;
+}
+
+Result<std::vector<DirEntry>> S3Storage::ListTreeNow(const std::string& dir) const {
+  const size_t max_files = limits_.max_files;
   const std::string key = Key(dir);
   const std::string prefix = key.empty() ? "" : key + "/";
   std::vector<DirEntry> out;
@@ -368,7 +404,7 @@ Result<std::vector<DirEntry>> S3Storage::ListTree(const std::string& dir, size_t
         start = end + 1;
       }
       if (!valid) continue;
-      LearnSize(JoinPath(dir, name), o.size);
+      LearnSize(JoinPath(dir, name), o.size, o.etag);
       out.push_back({std::move(name), false, o.size, o.etag});
     }
     if (out.size() > max_files) {
@@ -402,13 +438,7 @@ std::shared_ptr<const S3Storage::Listing> S3Storage::CachedListing(const std::st
 }
 
 std::shared_ptr<const S3Storage::Listing> S3Storage::GetListing(const std::string& dir) const {
-  std::shared_ptr<Slot> slot;
-  {
-    std::lock_guard<std::mutex> lock(slots_mu_);
-    std::shared_ptr<Slot>& s = slots_[dir];
-    if (!s) s = std::make_shared<Slot>();
-    slot = s;
-  }
+  std::shared_ptr<Slot> slot = SlotOf(slots_, dir);
   std::lock_guard<std::mutex> lock(slot->mu);
   if (slot->listing && Fresh(dir, *slot->listing)) return slot->listing;
   auto l = std::make_shared<Listing>();
@@ -436,20 +466,32 @@ std::shared_ptr<const S3Storage::Listing> S3Storage::GetListing(const std::strin
   return l;
 }
 
-void S3Storage::LearnSize(const std::string& path, uint64_t size) const {
+void S3Storage::LearnSize(const std::string& path, uint64_t size,
+                          const std::string& version) const {
   std::lock_guard<std::mutex> lock(sizes_mu_);
-  sizes_[path] = size;
+  Known& k = sizes_[path];
+  // A GET tells no version: the listing's stays while the size agrees.
+  if (!version.empty() || k.size != size) k.version = version;
+  k.size = size;
 }
 
-std::optional<uint64_t> S3Storage::KnownSize(const std::string& path) const {
+std::optional<S3Storage::Known> S3Storage::KnownEntry(const std::string& path) const {
   const auto [parent, name] = SplitParent(path);
   if (auto l = CachedListing(parent); l && l->entries.ok()) {
-    if (const DirEntry* e = Find(*l->entries, name); e && !e->is_dir) return e->size;
+    if (const DirEntry* e = Find(*l->entries, name); e && !e->is_dir) {
+      return Known{e->size, e->version};
+    }
   }
   std::lock_guard<std::mutex> lock(sizes_mu_);
   auto it = sizes_.find(path);
   if (it == sizes_.end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<uint64_t> S3Storage::KnownSize(const std::string& path) const {
+  std::optional<Known> k = KnownEntry(path);
+  if (!k) return std::nullopt;
+  return k->size;
 }
 
 Result<std::vector<DirEntry>> S3Storage::List(const std::string& dir) const {
@@ -568,6 +610,7 @@ Result<S3Storage::Range> S3Storage::GetRange(const std::string& path, uint64_t o
       out.total = cr->total.value_or(offset + got);
       if (got < n && !allow_short) return {truncated(out.total), false};
       slice = {0, std::min(got, n)};
+      out.etag = header("etag");
       return {};
     }
     if (r.status == 200) {
@@ -586,6 +629,7 @@ Result<S3Storage::Range> S3Storage::GetRange(const std::string& path, uint64_t o
       if (r.body.size() < offset + n && !allow_short) return {truncated(out.total), false};
       slice.first = std::min<uint64_t>(offset, r.body.size());
       slice.second = std::min<uint64_t>(offset + n, r.body.size());
+      out.etag = header("etag");
       return {};
     }
     return {Error::Io(fmt::format("unexpected HTTP {}", r.status)), false};
@@ -606,132 +650,6 @@ Result<S3Storage::Range> S3Storage::GetRange(const std::string& path, uint64_t o
                      body.begin() + static_cast<ptrdiff_t>(slice.second));
   }
   LearnSize(path, out.total);
-  return out;
-}
-
-std::shared_ptr<const ByteVec> S3Storage::SmallCached(const std::string& path) const {
-  std::lock_guard<std::mutex> lock(small_mu_);
-  auto it = small_.find(path);
-  return it == small_.end() ? nullptr : it->second;
-}
-
-void S3Storage::KeepSmall(const std::string& path, std::shared_ptr<const ByteVec> bytes) const {
-  std::lock_guard<std::mutex> lock(small_mu_);
-  if (small_.count(path) != 0) return;
-  small_bytes_ += bytes->size();
-  small_.emplace(path, std::move(bytes));
-  small_order_.push_back(path);
-  while (small_bytes_ > kSmallCacheBytes && !small_order_.empty()) {
-    auto it = small_.find(small_order_.front());
-    small_bytes_ -= it->second->size();
-    small_.erase(it);
-    small_order_.pop_front();
-  }
-}
-
-Result<ByteVec> S3Storage::Read(const std::string& path, uint64_t offset, uint64_t n) const {
-  std::shared_ptr<const ByteVec> whole = SmallCached(path);
-  if (!whole) {
-    const std::optional<uint64_t> size = KnownSize(path);
-    if (!size || *size > kSmallFileBytes || *size == 0) {
-      ASSIGN_OR_RETURN(Range r, GetRange(path, offset, n, false));
-      return std::move(r.bytes);
-    }
-    ASSIGN_OR_RETURN(Range r, GetRange(path, 0, *size, false));
-    whole = std::make_shared<const ByteVec>(std::move(r.bytes));
-    KeepSmall(path, whole);
-  }
-  if (offset > whole->size() || n > whole->size() - offset) {
-    return Error::Corrupt(
-        fmt::format("{}: the file is {} bytes, {} wanted at offset {} (truncated)", Where(path),
-                    whole->size(), n, offset));
-  }
-  const auto from = whole->begin() + static_cast<ptrdiff_t>(offset);
-  return ByteVec(from, from + static_cast<ptrdiff_t>(n));
-}
-
-Result<SmallFile> S3Storage::ReadIfSmall(const std::string& path, uint64_t max_bytes) const {
-  SmallFile f;
-  std::shared_ptr<const ByteVec> whole = SmallCached(path);
-  std::optional<uint64_t> size = whole ? std::optional<uint64_t>(whole->size()) : KnownSize(path);
-  if (!size) {
-    // One GET of the file's start: its Content-Range tells the size, and a
-    // small file comes whole.
-    const uint64_t ask = std::max(max_bytes, kSmallFileBytes);
-    ASSIGN_OR_RETURN(Range r, GetRange(path, 0, ask, true));
-    size = r.total;
-    if (r.total <= ask) {
-      if (r.bytes.size() != r.total) {
-        return Error::Io(fmt::format("{}: {} bytes came of a {}-byte file", Where(path),
-                                     r.bytes.size(), r.total));
-      }
-      whole = std::make_shared<const ByteVec>(std::move(r.bytes));
-      if (whole->size() <= kSmallFileBytes) KeepSmall(path, whole);
-    }
-  }
-  f.size = *size;
-  if (f.size <= max_bytes) {
-    if (whole) {
-      f.bytes = *whole;
-    } else {
-      ASSIGN_OR_RETURN(ByteVec bytes, Read(path, 0, f.size));
-      f.bytes = std::move(bytes);
-    }
-  }
-  return f;
-}
-
-std::vector<Result<ByteVec>> S3Storage::ReadMany(std::span<const ReadRequest> requests,
-                                                 size_t spread) const {
-  std::vector<Result<ByteVec>> out(requests.size(), Error::Io("not read"));
-  CoalesceOptions o;
-  o.gap = kCoalesceGap;
-  o.max_bytes = kMaxCoalescedBytes;
-  o.parallel = static_cast<unsigned>(spread > 0 ? std::min<size_t>(spread, config_.parallel)
-                                                : config_.parallel);
-  o.min_bytes = kMinSplitBytes;
-  std::vector<size_t> overflowed;
-  const std::vector<PlannedGet> gets = PlanGets(requests, o, &overflowed);
-  for (size_t i : overflowed) {
-    const ReadRequest& r = requests[i];
-    out[i] = Error::InvalidArgument(
-        fmt::format("{}: read of {} at {} overflows", Where(r.path), r.n, r.offset));
-  }
-  auto run = [&](const PlannedGet& g) {
-    Result<ByteVec> got = Read(g.path, g.begin, g.end - g.begin);
-    for (size_t i : g.members) {
-      if (!got.ok()) {
-        out[i] = got.error();
-        continue;
-      }
-      const ReadRequest& r = requests[i];
-      if (g.members.size() == 1 && r.offset == g.begin && r.n == got->size()) {
-        out[i] = std::move(got);  // the GET is this read: its bytes, not a copy
-        break;
-      }
-      const auto from = got->begin() + static_cast<ptrdiff_t>(r.offset - g.begin);
-      out[i] = ByteVec(from, from + static_cast<ptrdiff_t>(r.n));
-    }
-  };
-  const size_t workers = std::min<size_t>(config_.parallel, gets.size());
-  if (workers <= 1) {
-    for (const PlannedGet& g : gets) run(g);
-    return out;
-  }
-  // Each worker takes the next GET; HttpClient gives each its own handle.
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t k; (k = next.fetch_add(1)) < gets.size();) run(gets[k]);
-  };
-  std::vector<std::thread> threads;
-  threads.reserve(workers - 1);
-  try {
-    for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
-  } catch (const std::system_error&) {
-    // No more threads to be had: the ones started (and this one) do it all.
-  }
-  work();
-  for (std::thread& t : threads) t.join();
   return out;
 }
 

@@ -22,7 +22,15 @@
 //     lists) is fetched whole by its first read and kept (up to
 //     kSmallCacheBytes in all), so a footer, then its sections, cost one GET;
 //   - ReadIfSmall of a file whose size is not known is one GET of its first
-//     max(max_bytes, kSmallFileBytes), which also tells its size.
+//     max(max_bytes, kSmallFileBytes), which also tells its size;
+//   - with a FileStash (issue 51), a file Open's `kept_file` names, of at
+//     most kMaxStashedBytes, is read whole from the stash under its
+//     location, size and ETag, else fetched whole by one GET and stashed
+//     (when the GET's ETag is the listing's). Its size and ETag come from
+//     the listings: a file in an immutable folder whose entry is not known
+//     yet has the tree of its nearest mutable ancestor listed (ListTree:
+//     a LIST per 1000 files, not one per folder), which later ListTree
+//     calls share while it is fresh.
 //
 // Parallelism: at most S3Config::parallel GETs are under way at once over
 // all callers (ReadMany's, footer loads', readers'), so that the buffers in
@@ -71,6 +79,7 @@ bool IsS3Uri(std::string_view path);
 struct S3Counters {
   std::atomic<uint64_t> lists{0};
   std::atomic<uint64_t> gets{0};
+  std::atomic<uint64_t> stashed{0};  // whole files the FileStash answered
   std::atomic<uint64_t> retries{0};
   std::atomic<uint64_t> bytes{0};
 };
@@ -82,9 +91,12 @@ class S3Storage final : public Storage {
   // kInvalidArgument (bad URI), kNotFound (no such bucket, nothing under the
   // prefix), kAccessDenied (403), kIo (endpoint unreachable after the
   // retries), kOutOfMemory (the root lists more than limits.max_files).
+  // `kept_file` and `stash`: both or neither (StorageOptions).
   static Result<std::shared_ptr<S3Storage>> Open(std::string_view uri, const S3Config& config,
                                                  const Limits& limits,
-                                                 ImmutableFolder immutable_folder);
+                                                 ImmutableFolder immutable_folder,
+                                                 KeptFile kept_file = nullptr,
+                                                 std::shared_ptr<FileStash> stash = nullptr);
 
   Result<ByteVec> Read(const std::string& path, uint64_t offset, uint64_t n) const override;
   Result<uint64_t> Size(const std::string& path) const override;
@@ -102,9 +114,11 @@ class S3Storage final : public Storage {
   static constexpr uint64_t kMinSplitBytes = uint64_t{256} << 10;
   static constexpr uint64_t kSmallFileBytes = uint64_t{64} << 10;
   static constexpr uint64_t kSmallCacheBytes = uint64_t{32} << 20;
+  static constexpr uint64_t kMaxStashedBytes = uint64_t{8} << 20;
   Result<std::vector<DirEntry>> List(const std::string& dir) const override;
   // One LIST without a delimiter, paginated; it also tells each file's size
-  // (Size then asks nothing of them).
+  // (Size then asks nothing of them). Kept, and answered again, while
+  // fresh as a folder's listing is (S3Config::recheck_seconds).
   Result<std::vector<DirEntry>> ListTree(const std::string& dir, size_t max_files) const override;
   bool Exists(const std::string& path) const override;
   bool IsDir(const std::string& path) const override;
@@ -124,6 +138,9 @@ class S3Storage final : public Storage {
     std::mutex mu;  // held while listing: one LIST per folder at a time
     std::shared_ptr<const Listing> listing;
   };
+  // The slot of `dir` in `slots` (slots_ or trees_), made if missing.
+  std::shared_ptr<Slot> SlotOf(std::unordered_map<std::string, std::shared_ptr<Slot>>& slots,
+                               const std::string& dir) const;
   // The folder's listing, from the cache when fresh, else listed now.
   std::shared_ptr<const Listing> GetListing(const std::string& dir) const;
   // The cached listing of `dir` if fresh, without a request.
@@ -142,6 +159,7 @@ class S3Storage final : public Storage {
   struct Range {
     ByteVec bytes;
     uint64_t total = 0;  // the object's size
+    std::string etag;    // as the server sent it; empty if none
   };
   // GET of [offset, offset + n). With `allow_short`, a file that ends sooner
   // gives its bytes up to its end; without, that is kCorrupt ("truncated").
@@ -153,8 +171,24 @@ class S3Storage final : public Storage {
                                    const std::string& range) const;
   std::string Key(const std::string& path) const;
   std::string Where(const std::string& path) const;  // "s3://bucket/prefix/path"
-  void LearnSize(const std::string& path, uint64_t size) const;
+  // "a/b/c" -> {"a/b", "c"}; "c" -> {"", "c"}.
+  static std::pair<std::string, std::string> SplitParent(const std::string& path);
+  // What the listings (or a GET's Content-Range: no version) said of a file.
+  struct Known {
+    uint64_t size = 0;
+    std::string version;
+  };
+  void LearnSize(const std::string& path, uint64_t size, const std::string& version = {}) const;
+  std::optional<Known> KnownEntry(const std::string& path) const;
   std::optional<uint64_t> KnownSize(const std::string& path) const;
+  // The tree listing of `dir` (ListTree), from the cache when fresh.
+  std::shared_ptr<const Listing> GetTree(const std::string& dir) const;
+  Result<std::vector<DirEntry>> ListTreeNow(const std::string& dir) const;
+  // A kept file whole, from the memory cache, the stash or one GET (then
+  // stashed); nullptr when the stash does not apply to it (not kept, too
+  // big, no version known) or the GET failed (the caller reads it as any
+  // other file and meets the error).
+  Result<std::shared_ptr<const ByteVec>> Stashed(const std::string& path) const;
   void Backoff(int attempt) const;
   std::shared_ptr<const ByteVec> SmallCached(const std::string& path) const;
   void KeepSmall(const std::string& path, std::shared_ptr<const ByteVec> bytes) const;
@@ -181,8 +215,11 @@ class S3Storage final : public Storage {
   std::unique_ptr<HttpClient> http_;
   mutable std::mutex slots_mu_;
   mutable std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
+  mutable std::unordered_map<std::string, std::shared_ptr<Slot>> trees_;  // ListTree's
+  KeptFile kept_file_;
+  std::shared_ptr<FileStash> stash_;
   mutable std::mutex sizes_mu_;
-  mutable std::unordered_map<std::string, uint64_t> sizes_;
+  mutable std::unordered_map<std::string, Known> sizes_;
   mutable S3Counters counters_;
   mutable std::mutex gets_mu_;
   mutable std::condition_variable gets_cv_;

@@ -552,5 +552,23 @@ TEST(IsImmutableFolder, FragmentsOnly) {
   }
 }
 
+// What S3Storage may keep in the persistent index: metadata, no tiles.
+TEST(IsMetadataFile, AllButFragmentsTiles) {
+  for (const char* yes :
+       {"__array_schema.tdb", "__schema/__1_1_0123456789abcdef0123456789abcdef",
+        "__schema/__enumerations/__0123456789abcdef0123456789abcdef_0", "__commits/__1_1_x_22.wrt",
+        "__commits/__1_2_x_22.con", "__meta/__1_1_0123456789abcdef0123456789abcdef",
+        "__fragment_meta/__1_2_x_22.meta", "__group/__1_1_x_2",
+        "__fragments/__1_2_0123456789abcdef0123456789abcdef_22/__fragment_metadata.tdb",
+        "__1_1_0123456789abcdef0123456789abcdef/__fragment_metadata.tdb"}) {
+    EXPECT_TRUE(IsMetadataFile(yes)) << yes;
+  }
+  for (const char* no : {"__fragments/__1_2_0123456789abcdef0123456789abcdef_22/a0.tdb",
+                         "__fragments/__1_2_0123456789abcdef0123456789abcdef_22/d0_var.tdb",
+                         "__1_1_0123456789abcdef0123456789abcdef/a.tdb"}) {
+    EXPECT_FALSE(IsMetadataFile(no)) << no;
+  }
+}
+
 }  // namespace
 }  // namespace tiledbfs::core
