@@ -13,7 +13,8 @@
 #                       Release mode)
 #   BENCH_TARGETS="4 5" the targets to run (default 1 2 3 4 5 6 7 8 10; 1-3 run together,
 #                       as 2 and 3 take their baselines from 1's array; 6: slices, 7: diffs;
-#                       8: arrays on S3, scripts/bench_s3.py: s3rver behind our proxy at 10 ms;
+#                       8: arrays on S3, scripts/bench_s3.py and bench_s3_index.py: s3rver behind
+#                       our proxy at 10 ms;
 #                       9, opt-in: scale, 200M-cell arrays, BENCH_SCALE9 MiB, see (9);
 #                       10: data.parquet, scripts/bench_parquet.py)
 # Needs /dev/fuse. Installs hyperfine and zstd with apt when missing. Uses TileDB's own
@@ -587,9 +588,12 @@ fi
 # s3rver on loopback behind tests/s3/fault_proxy.py (10 ms added per request): request counts,
 # cat of a.bin against local and curl baselines, head's round trips, peak RSS of 8 readers,
 # and the bytes a one-tile slice fetches. scripts/bench_s3.py says how each is measured.
+# Then issue 51's target 4: a remount of sparse8 with the persistent index makes LISTs only,
+# beside the first mount's requests and time (scripts/bench_s3_index.py).
 if want 8; then
 tiledbfs_install_node
 python3 "$TILEDBFS_ROOT/scripts/bench_s3.py" "$bin" "$dir" "$runs"
+python3 "$TILEDBFS_ROOT/scripts/bench_s3_index.py" "$bin" "$dir"
 echo
 fi
 
