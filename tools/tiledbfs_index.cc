@@ -6,18 +6,31 @@
 // out and its cells counted, as the first `ls -l` of a mount would, and
 // kept; a view already in the index costs a read of its entry. Options, as
 // tiledbfs's: index_dir=DIR, index_size=SIZE, index=on (an encrypted array
-// is indexed only then), key_file=PATH, cache_size=SIZE, s3_*. Prints one
-// line per source: the views laid out and those found in the index (and on
-// S3 the metadata files kept in it, and those found there). Exit
+// is indexed only then), key_file=PATH, cache_size=SIZE, s3_*. On a
+// terminal (stderr), a progress bar while a source is indexed: tiles
+// decoded, MB/s and the time left (against the stored bytes of the
+// array's tile files). Prints one line per source: the views laid out and
+// those found in the index (and on S3 the metadata files kept in it, and
+// those found there), the tiles decoded, their stored MB and MB/s. Exit
 // codes are tiledbfs's: 1 usage, 2 an array that cannot be opened or read,
 // 3 a bad key, 5 credentials refused.
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "core/directory/array_directory.h"
 #include "core/index/file_stash.h"
 #include "core/index/index_store.h"
+#include "core/read/tile_source.h"
+#include "core/storage/open/open_storage.h"
 #include "fusefs/fuse/options.h"
 #include "fusefs/model/key_file.h"
 #include "fusefs/model/tree.h"
@@ -72,6 +85,87 @@ core::Status IndexUnder(fusefs::Tree& tree, const std::string& dir, int depth) {
   }
   return core::Ok();
 }
+
+// Stored bytes of the tile files under `source` (all but metadata): what
+// a pass decodes at most, for the time left; 0 if they cannot be listed.
+uint64_t TileFileBytes(const std::string& source, const fusefs::TreeOptions& options) {
+  core::StorageOptions storage_options;
+  storage_options.s3 = options.storage.s3;
+  auto storage = core::OpenStorage(source, storage_options, options.limits);
+  if (!storage.ok()) return 0;
+  auto files = (*storage)->ListTree("", options.limits.max_files);
+  if (!files.ok()) return 0;
+  uint64_t total = 0;
+  for (const core::DirEntry& f : *files) {
+    if (!core::IsMetadataFile(f.name)) total += f.size;
+  }
+  return total;
+}
+
+// What the pass has decoded since `from`: tiles and tile parts, stored bytes.
+struct Decoded {
+  uint64_t tiles = 0, bytes = 0;
+};
+Decoded DecodedSince(const core::DecodeStats& from) {
+  const core::DecodeStats now = core::TileDecodeStats();
+  return {now.tiles + now.parts - from.tiles - from.parts, now.stored_bytes - from.stored_bytes};
+}
+
+// A progress bar on stderr, redrawn every 200 ms by a thread of its own
+// until destroyed (which clears it).
+class ProgressBar {
+ public:
+  ProgressBar(std::string name, uint64_t total_bytes)
+      : name_(std::move(name)),
+        total_(total_bytes),
+        from_(core::TileDecodeStats()),
+        t0_(std::chrono::steady_clock::now()),
+        thread_([this] { Run(); }) {}
+  ~ProgressBar() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+    std::fprintf(stderr, "\r\033[K");
+  }
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_; })) Draw();
+  }
+  void Draw() const {
+    constexpr int kWidth = 24;
+    const Decoded d = DecodedSince(from_);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    const double rate = secs > 0 ? static_cast<double>(d.bytes) / secs : 0;
+    const double done =
+        total_ > 0 ? std::min(1.0, static_cast<double>(d.bytes) / static_cast<double>(total_)) : 0;
+    std::string bar(kWidth, '.');
+    std::fill_n(bar.begin(), static_cast<int>(done * kWidth), '#');
+    std::string left = "?";
+    if (total_ > 0 && rate > 0) {
+      const double rest = static_cast<double>(total_ - std::min<uint64_t>(total_, d.bytes));
+      left = std::to_string(static_cast<long long>(rest / rate + 0.5)) + " s";
+    }
+    std::fprintf(stderr, "\r\033[K%s [%s] %llu tiles, %.1f MB/s, %s left", name_.c_str(),
+                 bar.c_str(), static_cast<unsigned long long>(d.tiles), rate / 1e6, left.c_str());
+  }
+
+  const std::string name_;
+  const uint64_t total_;
+  const core::DecodeStats from_;
+  const std::chrono::steady_clock::time_point t0_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;  // last: started once the rest is set
+};
 
 }  // namespace
 
@@ -154,8 +248,11 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const core::IndexStats before = store->stats();
     const uint64_t found0 = stash->found(), stored0 = stash->stored();
+    const core::DecodeStats decoded0 = core::TileDecodeStats();
     auto index_source = [&]() -> core::Status {
       ASSIGN_OR_RETURN(std::unique_ptr<fusefs::Tree> tree, fusefs::OpenTree(source, options));
+      std::optional<ProgressBar> bar;
+      if (::isatty(STDERR_FILENO) == 1) bar.emplace(source, TileFileBytes(source, options));
       return IndexUnder(*tree, "", 0);
     };
     const core::Status done = index_source();
@@ -174,11 +271,15 @@ int main(int argc, char** argv) {
       files = ", " + std::to_string(stored) + " metadata files kept, " + std::to_string(found) +
               " found";
     }
-    std::printf("tiledbfs-index: %s: %llu views laid out, %llu found in the index%s, %.2f s (%s)\n",
-                source.c_str(),
-                static_cast<unsigned long long>(after.writes - before.writes - stored),
-                static_cast<unsigned long long>(after.hits - before.hits - found), files.c_str(),
-                secs, index_options.dir.c_str());
+    const Decoded decoded = DecodedSince(decoded0);
+    std::printf(
+        "tiledbfs-index: %s: %llu views laid out, %llu found in the index%s, %llu tiles "
+        "decoded (%.1f MB stored, %.1f MB/s), %.2f s (%s)\n",
+        source.c_str(), static_cast<unsigned long long>(after.writes - before.writes - stored),
+        static_cast<unsigned long long>(after.hits - before.hits - found), files.c_str(),
+        static_cast<unsigned long long>(decoded.tiles), static_cast<double>(decoded.bytes) / 1e6,
+        secs > 0 ? static_cast<double>(decoded.bytes) / 1e6 / secs : 0.0, secs,
+        index_options.dir.c_str());
     std::fflush(stdout);
     if (after.write_failures > before.write_failures) rc = rc != 0 ? rc : kExitArray;
   }

@@ -6,7 +6,9 @@ tiledbfs-index.
 
 1. tiledbfs-index builds the index of arrays and a group into a fresh
    folder (made 0700, entries 0600): each view laid out once; a second run
-   lays out none and finds every one in the index.
+   lays out none and finds every one in the index. Off a terminal it draws
+   no progress bar and prints one summary line per source (views, tiles
+   decoded, MB stored, MB/s, seconds).
 2. A mount over that index and a mount with -o index=off show the same
    listings (names and sizes, as ls -l) and the same bytes in every file of
    the root, attributes/ and dimensions/.
@@ -75,6 +77,15 @@ def body(c, bin_dir, corpus, tmp):
     c.eq(p.returncode, 0, "tiledbfs-index exits 0")
     counts = [re.search(r": (\d+) views laid out, (\d+) found", ln) for ln in out.splitlines()]
     c.ok(all(counts) and len(counts) == len(sources), "a line per source", out)
+    # Not on a terminal: no progress bar, one summary line per source.
+    c.ok(b"\r" not in p.stderr and b"\033[" not in p.stderr, "no progress bar off a terminal",
+         p.stderr.decode()[-300:])
+    summary = re.compile(r"^tiledbfs-index: \S+: \d+ views laid out, \d+ found in the index, "
+                         r"(\d+) tiles decoded \(\d+\.\d MB stored, \d+\.\d MB/s\), "
+                         r"\d+\.\d\d s \(.+\)$")
+    tiles = [summary.match(ln) for ln in out.splitlines()]
+    c.ok(all(tiles) and len(tiles) == len(sources), "each line a whole summary", out)
+    c.ok(all(int(m.group(1)) > 0 for m in tiles[:-1] if m), "first run: tiles decoded", out)
     counts = [(int(m.group(1)), int(m.group(2))) for m in counts if m]
     # The group's members are views of arrays indexed before it: found.
     c.ok(all(laid > 0 and found == 0 for laid, found in counts[:-1]),
