@@ -50,6 +50,41 @@ uint64_t ParquetSource::footprint() const {
 
 namespace {
 
+// Where a read's bytes go: copied into `buf` (buf[0] is file byte
+// `offset`), or appended to `pieces` in file order, held by their owners.
+struct ParquetTarget {
+  uint8_t* buf = nullptr;
+  core::Pieces* pieces = nullptr;
+  uint64_t offset = 0;
+  uint64_t end = 0;
+  uint64_t at = 0;  // the next file byte to give
+
+  // The part of file bytes [from, from + src.size()) from `at` on.
+  // `owner` holds src for pieces; null: src outlives the reply (static).
+  void Put(std::string_view src, uint64_t from, const std::shared_ptr<const void>& owner) {
+    const uint64_t a = std::max(from, at), b = std::min(from + src.size(), end);
+    if (a >= b) return;
+    const char* p = src.data() + (a - from);
+    if (pieces == nullptr) {
+      std::memcpy(buf + (a - offset), p, b - a);
+    } else {
+      pieces->Add(reinterpret_cast<const uint8_t*>(p), b - a);
+      if (owner && (pieces->keep.empty() || pieces->keep.back() != owner)) {
+        pieces->keep.push_back(owner);
+      }
+    }
+    at = b;
+  }
+  // The same for bytes that live only for this call: copied.
+  void PutCopy(std::string_view src, uint64_t from) {
+    if (pieces == nullptr) return Put(src, from, nullptr);
+    const uint64_t a = std::max(from, at), b = std::min(from + src.size(), end);
+    if (a >= b) return;
+    std::memcpy(pieces->AddOwned(b - a), src.data() + (a - from), b - a);
+    at = b;
+  }
+};
+
 class ParquetFile final : public OpenFile {
  public:
   explicit ParquetFile(std::shared_ptr<const ParquetSource> source) : source_(std::move(source)) {
@@ -60,78 +95,110 @@ class ParquetFile final : public OpenFile {
   bool ReadsAtRandom() const override { return true; }
 
   Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
+    return ReadTo(offset, out.size(), out.data(), nullptr);
+  }
+  // Values stored as Parquet writes them go out as spans of their decoded
+  // tiles, without a copy.
+  bool ReadsPieces() const override { return true; }
+  Result<size_t> ReadPieces(uint64_t offset, size_t n, core::Pieces* out) override {
+    return ReadTo(offset, n, nullptr, out);
+  }
+
+ private:
+  Result<size_t> ReadTo(uint64_t offset, size_t n, uint8_t* buf, core::Pieces* pieces) {
     const ParquetPlan& plan = source_->plan();
-    const uint64_t end = std::min<uint64_t>(plan.size(), offset + out.size());
+    const uint64_t end = std::min<uint64_t>(plan.size(), offset + n);
     if (offset >= end) return size_t{0};
     std::lock_guard<std::mutex> lock(mu_);
-    uint64_t at = offset;
-    // Copies the part of file bytes [from, from + src.size()) in the read.
-    auto copy = [&](std::string_view src, uint64_t from) {
-      const uint64_t a = std::max(from, at), b = std::min(from + src.size(), end);
-      if (a >= b) return;
-      std::memcpy(out.data() + (a - offset), src.data() + (a - from), b - a);
-      at = b;
-    };
-    while (at < end) {
-      const uint64_t before = at;
-      TRY(Next(plan, at, end, copy));
-      if (at == before) return Error::Corrupt(fmt::format("data.parquet: no bytes at {}", at));
+    ParquetTarget t{buf, pieces, offset, end, offset};
+    while (t.at < end) {
+      const uint64_t before = t.at;
+      TRY(Next(plan, t));
+      if (t.at == before) return Error::Corrupt(fmt::format("data.parquet: no bytes at {}", t.at));
     }
     return static_cast<size_t>(end - offset);
   }
 
- private:
-  // Copies what starts at `at`: the magic, a page header or body, the footer.
-  template <class Copy>
-  core::Status Next(const ParquetPlan& plan, uint64_t at, uint64_t end, Copy& copy) {
+  // Gives what starts at t.at: the magic, a page header or body, the footer.
+  core::Status Next(const ParquetPlan& plan, ParquetTarget& t) {
+    const uint64_t at = t.at;
     if (at < 4) {
-      copy("PAR1", 0);
+      t.Put("PAR1", 0, nullptr);
       return core::Ok();
     }
     if (at >= plan.footer_start()) {
       ASSIGN_OR_RETURN(std::shared_ptr<const std::string> footer, source_->Footer());
-      copy(*footer, plan.footer_start());
+      t.Put(*footer, plan.footer_start(), footer);
       return core::Ok();
     }
     const size_t p = plan.PageAt(at);
     if (p >= plan.pages().size()) return Error::Corrupt("data.parquet: a byte in no page");
     const ParquetPlan::Page& page = plan.pages()[p];
     if (at < page.body) {
-      copy(plan.PageHeader(p), page.start);
+      t.PutCopy(plan.PageHeader(p), page.start);
       return core::Ok();
     }
-    const std::string& field = plan.columns()[page.column].field.name;
+    const ParquetField& f = plan.columns()[page.column].field;
     const uint32_t width = page.dictionary ? 0 : plan.DirectWidth(page.column);
     if (width != 0) {
       // Values only: the rows this read spans, converted.
       const uint64_t from = (at - page.body) / width;
-      const uint64_t to = (std::min(end, page.end) - page.body + width - 1) / width;
+      const uint64_t to = (std::min(t.end, page.end) - page.body + width - 1) / width;
+      const uint64_t first = page.body + from * width;
+      if (core::DatatypeSize(f.type) == width) {
+        // Stored as Parquet writes them: the tiles' own bytes.
+        core::Pieces got;
+        ASSIGN_OR_RETURN(core::Column cells,
+                         source_->view().ReadFieldRange(f.name, page.first_row + from, to - from,
+                                                        &state_, nullptr, &got));
+        const uint64_t bytes = (to - from) * width;
+        if (cells.cell_count != to - from || (got.bytes != bytes && cells.data.size() != bytes)) {
+          return Error::Corrupt(fmt::format("data.parquet: {} cells of {} read at row {}",
+                                            cells.cell_count, f.name, page.first_row + from));
+        }
+        // Coordinates computed, not gathered, come in the column itself.
+        if (got.bytes != bytes) {
+          t.PutCopy({reinterpret_cast<const char*>(cells.data.data()), bytes}, first);
+          return core::Ok();
+        }
+        // Each span is held by one of got.keep: all of them go with it.
+        if (t.pieces != nullptr) {
+          t.pieces->keep.insert(t.pieces->keep.end(), got.keep.begin(), got.keep.end());
+        }
+        uint64_t pos = first;
+        for (const core::Bytes& span : got.spans) {
+          t.Put({reinterpret_cast<const char*>(span.data()), span.size()}, pos, nullptr);
+          pos += span.size();
+        }
+        return core::Ok();
+      }
       ASSIGN_OR_RETURN(core::Column cells, source_->view().ReadFieldRange(
-                                               field, page.first_row + from, to - from, &state_));
+                                               f.name, page.first_row + from, to - from, &state_));
       if (cells.cell_count != to - from) {
         return Error::Corrupt(fmt::format("data.parquet: {} cells of {} read at row {}",
-                                          cells.cell_count, field, page.first_row + from));
+                                          cells.cell_count, f.name, page.first_row + from));
       }
       scratch_.clear();
       ParquetPlan::AppendFixedValues(plan.columns()[page.column], cells, scratch_);
-      copy(scratch_, page.body + from * width);
+      t.PutCopy(scratch_, first);
       return core::Ok();
     }
-    ASSIGN_OR_RETURN(const std::string* body, Body(p));
-    copy(*body, page.body);
+    ASSIGN_OR_RETURN(std::shared_ptr<const std::string> body, Body(p));
+    t.Put(*body, page.body, body);
     return core::Ok();
   }
 
   // Page p's body, rendered whole; the last two rendered are kept (a
-  // reader going forward crosses each page in several reads).
-  Result<const std::string*> Body(size_t p) {
+  // reader going forward crosses each page in several reads). Shared: a
+  // reply's pieces may still hold one that this file renders over.
+  Result<std::shared_ptr<const std::string>> Body(size_t p) {
     for (Rendered& r : rendered_) {
-      if (r.page == p) return &r.body;
+      if (r.page == p && r.body) return r.body;
     }
     Rendered& r = rendered_[next_];
     next_ = (next_ + 1) % rendered_.size();
     r.page = SIZE_MAX;
-    r.body.clear();
+    r.body.reset();
     const ParquetPlan& plan = source_->plan();
     const ParquetPlan::Page& page = plan.pages()[p];
     core::Column cells;
@@ -139,14 +206,16 @@ class ParquetFile final : public OpenFile {
       ASSIGN_OR_RETURN(cells, source_->view().ReadFieldRange(plan.columns()[page.column].field.name,
                                                              page.first_row, page.rows, &state_));
     }
-    TRY(plan.AppendPageBody(p, cells, r.body));
+    auto body = std::make_shared<std::string>();
+    TRY(plan.AppendPageBody(p, cells, *body));
+    r.body = std::move(body);
     r.page = p;
-    return &r.body;
+    return r.body;
   }
 
   struct Rendered {
     size_t page = SIZE_MAX;
-    std::string body;
+    std::shared_ptr<const std::string> body;
   };
   std::shared_ptr<const ParquetSource> source_;
   std::mutex mu_;  // reads of one file are serialised
