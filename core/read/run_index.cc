@@ -38,11 +38,10 @@ struct ScanBounds {
   bool dups;          // equal second coordinates may follow each other
 };
 
-// Splits one tile's cells into segments (appended to `out`). Row values
-// come from `row(p)`; with kCols, second-coordinate values from `col(p)`,
-// else every segment takes `rank` for them.
-template <bool kCols, typename Row, typename Col>
-Scan ScanTile(uint64_t cells, uint64_t base, uint64_t rank, const ScanBounds& b, Row row, Col col,
+// Splits one tile's cells into segments (appended to `out`): row values
+// from `row(p)`, second-coordinate values from `col(p)`.
+template <typename Row, typename Col>
+Scan ScanTile(uint64_t cells, uint64_t base, const ScanBounds& b, Row row, Col col,
               std::vector<Segment>& out) {
   bool open = false;
   Segment s;
@@ -58,16 +57,6 @@ Scan ScanTile(uint64_t cells, uint64_t base, uint64_t rank, const ScanBounds& b,
       open = false;
       continue;
     }
-    if constexpr (!kCols) {
-      if (open && r == s.row) {
-        ++s.count;
-        continue;
-      }
-      if (open) out.push_back(s);
-      s = Segment{r, rank, rank, base | p, 1};
-      open = true;
-      continue;
-    }
     const uint64_t c = col(p);
     if (c < b.nlo1 || c > b.nhi1) return Scan::kNoRuns;
     if (open && r == s.row && (c > prev || (b.dups && c == prev))) {
@@ -81,6 +70,32 @@ Scan ScanTile(uint64_t cells, uint64_t base, uint64_t rank, const ScanBounds& b,
     open = true;
   }
   if (open) out.push_back(s);
+  return Scan::kOk;
+}
+
+// ScanTile without the second coordinate (RunPlan::rows_only): each run of
+// cells of one row is one segment, found by comparing the row values a
+// block at a time; the bounds are checked once per segment.
+template <typename Row>
+Scan ScanRows(uint64_t cells, uint64_t base, uint64_t rank, const ScanBounds& b, Row row,
+              std::vector<Segment>& out) {
+  constexpr uint64_t kBlock = 8;
+  for (uint64_t p = 0; p < cells;) {
+    const uint64_t r = row(p);
+    uint64_t q = p + 1;
+    for (; q + kBlock <= cells; q += kBlock) {
+      uint64_t differ = 0;
+      for (uint64_t k = 0; k < kBlock; ++k) differ |= row(q + k) ^ r;
+      if (differ != 0) break;
+    }
+    while (q < cells && row(q) == r) ++q;
+    if (r >= b.slo && r <= b.shi) {
+      if (r < b.nlo0 || r > b.nhi0) return Scan::kNoRuns;
+      if (r < b.tlo || r > b.thi) return Scan::kOutside;
+    }
+    if (r >= b.rlo && r <= b.rhi) out.push_back(Segment{r, rank, rank, base | p, q - p});
+    p = q;
+  }
   return Scan::kOk;
 }
 
@@ -309,13 +324,13 @@ Result<std::optional<CellIndex>> BuildRunCells(const ViewInputs& in, const Packe
       const AnyLoad any_c{cv, DatatypeSize(types[1]), OrderedLoadFor(types[1])};
       Scan scan;
       if (rows_only && Signed8(types[0])) {
-        scan = ScanTile<false>(cells, base, rank, b, SignedLoad{rv}, any_c, segs);
+        scan = ScanRows(cells, base, rank, b, SignedLoad{rv}, segs);
       } else if (rows_only) {
-        scan = ScanTile<false>(cells, base, rank, b, any_r, any_c, segs);
+        scan = ScanRows(cells, base, rank, b, any_r, segs);
       } else if (Signed8(types[0]) && Signed8(types[1])) {
-        scan = ScanTile<true>(cells, base, rank, b, SignedLoad{rv}, SignedLoad{cv}, segs);
+        scan = ScanTile(cells, base, b, SignedLoad{rv}, SignedLoad{cv}, segs);
       } else {
-        scan = ScanTile<true>(cells, base, rank, b, any_r, any_c, segs);
+        scan = ScanTile(cells, base, b, any_r, any_c, segs);
       }
       if (scan == Scan::kOutside) {
         return Error::Corrupt(
