@@ -28,7 +28,7 @@ inline constexpr const char* kMallocTunables =
 
 // Whether this process runs with them (re-executed by the call below):
 // freed heap memory is then kept for the next allocations, which
-// core::WarmHeap relies on. Not by GLIBC_TUNABLES's value: glibc cuts it
+// core::GlibcHeap's warming relies on. Not by GLIBC_TUNABLES's value: glibc cuts it
 // short once read.
 inline bool MallocTuned() {
   const char* tuning = std::getenv("TILEDBFS_MALLOC_TUNING");

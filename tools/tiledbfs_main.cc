@@ -49,6 +49,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -222,6 +223,14 @@ int Run(int argc, char** argv) {
     return kExitArray;
   }
 
+  // The tile cache's heap, taken as the mount serves (after the fork, so
+  // the threads that warm it live on): warmed ahead where glibc keeps freed
+  // memory (MallocTuned); past half the 64 MiB the README allows over
+  // cache_size, freed heap goes back before the bound is reached.
+  tree_options.heap =
+      std::make_shared<tiledbfs::core::GlibcHeap>(tiledbfs::core::GlibcHeap::Options{
+          .warm = tiledbfs::tools::MallocTuned(),
+          .resident_ceiling = tree_options.cache_bytes + (uint64_t{32} << 20)});
   auto tree = fs::OpenTree(source, tree_options);
   if (!tree.ok()) {
     const auto& e = tree.error();
@@ -252,11 +261,6 @@ int Run(int argc, char** argv) {
     return kExitMount;
   }
   if (!cl.foreground) daemonized.store(true);
-  // After the fork: the threads that warm the heap start as the mount serves.
-  tiledbfs::core::SetHeapWarming(tiledbfs::tools::MallocTuned());
-  // Half the 64 MiB the README allows over cache_size: freed heap past it
-  // goes back before the bound is reached.
-  tiledbfs::core::SetResidentCeiling(tree_options.cache_bytes + (uint64_t{32} << 20));
   const auto served = adapter.Serve();
   if (cl.stats) {
     Log("decoded " + tiledbfs::core::DescribeDecodes(tiledbfs::core::TileDecodeStats()));

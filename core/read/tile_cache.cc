@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/util/parallel.h"
-#include "core/util/warm_heap.h"
 
 namespace tiledbfs::core {
 
@@ -112,16 +111,16 @@ std::shared_ptr<const DecodedTile> TileCache::PutLocked(
     map_.erase(out.key);
     lru_.pop_back();
   }
-  // Where the process holds too much, the freed memory goes back
-  // (SetResidentCeiling; rare, so under the lock).
-  if (evicted > 0) NoteFreed(evicted);
+  // Where the process holds too much, the policy gives the freed memory
+  // back (rare, so under the lock).
+  if (evicted > 0 && heap_) heap_->Freed(evicted);
   peak_ = std::max(peak_, used_);
   WantWarmthLocked();
   return result;
 }
 
 void TileCache::WantWarmthLocked() {
-  if (warm_wanted_ || warming_ || stopping_ || ahead_off_ || !HeapWarming()) return;
+  if (warm_wanted_ || warming_ || stopping_ || ahead_off_ || !heap_ || !heap_->Warms()) return;
   if (!StartWarmingLocked()) {
     // Not for the first tile: a mount's first read would wait for the
     // threads to start (and share the cores with the warming).
@@ -141,9 +140,14 @@ void TileCache::WantWarmthLocked() {
   ahead_ready_.notify_one();
 }
 
+void TileCache::SetHeapPolicy(std::shared_ptr<HeapPolicy> heap) {
+  std::lock_guard<std::mutex> lock(mu_);
+  heap_ = std::move(heap);
+}
+
 void TileCache::WarmForFirstReads() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (start_warm_ > 0 || !HeapWarming()) return;
+  if (start_warm_ > 0 || !heap_ || !heap_->Warms()) return;
   start_warm_ = std::min(kWarmAhead, budget_);
   WantWarmthLocked();
 }
@@ -241,8 +245,9 @@ void TileCache::AheadWorker() {
           StartWarmingLocked() ? std::min(start_warm_, warmed_ + kWarmStep) : WarmTargetLocked();
       // Held no more than kWarmAhead at once: below the allocator's mmap threshold.
       const uint64_t lead = std::min(kWarmAhead, target - std::min(target, used_));
+      const std::shared_ptr<HeapPolicy> heap = heap_;  // set: WantWarmthLocked checked
       lock.unlock();
-      const bool warmed = WarmHeap(lead).has_value();
+      const bool warmed = heap->Warm(lead).has_value();
       lock.lock();
       warming_ = false;
       // Out of memory: warm no more (the budget then counts as warm).

@@ -21,6 +21,7 @@
 
 #include "core/read/tile_source.h"
 #include "core/read/window_pool.h"
+#include "core/util/heap_policy.h"
 
 namespace tiledbfs::core {
 
@@ -205,14 +206,19 @@ class TileCache {
   // Returns once no tile waits to be decoded ahead or is being, and no
   // warming of the heap is wanted or under way (tests).
   void WaitForAhead();
-  // The bytes the cache can reach on warm pages (HeapWarming,
-  // core/util/warm_heap.h): as the cache grows, a thread that decodes ahead
-  // keeps the free heap past what it holds warm (as much again as it held
-  // at most, at least kWarmMin and at most kWarmAhead) before the decodes
-  // need it, so that their tiles land on pages already faulted in, until
-  // the budget is warm (then evicted tiles' memory is reused). From the
-  // second tile cached on. Not on a single core (no other core to take the
-  // faults on), nor while HeapWarming is off.
+  // How the cache's memory meets the allocator (core/util/heap_policy.h),
+  // given by its owner once it serves (a daemon: after its fork, as the
+  // threads that warm must be); none by default: nothing warmed, nothing
+  // trimmed. Tiles evicted are told to it (HeapPolicy::Freed).
+  void SetHeapPolicy(std::shared_ptr<HeapPolicy> heap);
+  // The bytes the cache can reach on warm pages (HeapPolicy::Warm): as the
+  // cache grows, a thread that decodes ahead keeps the free heap past what
+  // it holds warm (as much again as it held at most, at least kWarmMin and
+  // at most kWarmAhead) before the decodes need it, so that their tiles
+  // land on pages already faulted in, until the budget is warm (then
+  // evicted tiles' memory is reused). From the second tile cached on. Not on
+  // a single core (no other core to take the faults on), nor without a
+  // policy that warms.
   uint64_t warmed_bytes() const;
   // Warms the heap for a mount's first tiles, which otherwise land on fresh
   // pages (the second tile's warming comes too late for them): up to
@@ -220,9 +226,8 @@ class TileCache {
   // that decodes ahead, started here, until the first read comes (Get,
   // BeginDecode). Warming while a read runs slowed it by more than the
   // faults it spared it (benchmarks/results/2026-11-29-session-39-warm-at-start.md).
-  // Costs that much resident memory from the start. For a daemon that
-  // serves, after its fork; not on a single core, nor while HeapWarming is
-  // off.
+  // Costs that much resident memory from the start. Not on a single core,
+  // nor without a policy that warms.
   void WarmForFirstReads();
   static constexpr uint64_t kWarmStep = uint64_t{1} << 20;
   static constexpr uint64_t kWarmMin = uint64_t{1} << 20;
@@ -313,6 +318,7 @@ class TileCache {
   bool read_seen_ = false;   // a reader asked for a tile
   bool warm_wanted_ = false;
   bool warming_ = false;
+  std::shared_ptr<HeapPolicy> heap_;  // SetHeapPolicy
   std::shared_ptr<StreamBudget> stream_budget_ = std::make_shared<StreamBudget>(budget_ / 2);
   std::shared_ptr<WindowPool> window_pool_ = std::make_shared<WindowPool>(budget_ / 4);
   // Chunk maps (mu_).

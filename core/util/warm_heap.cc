@@ -25,8 +25,6 @@ constexpr bool kSanitized = true;
 constexpr bool kSanitized = false;
 #endif
 
-std::atomic<bool> warming{false};
-
 // The end of the heap warmed so far: the heap grows upwards from its
 // break, and what lies below was warmed or is in use.
 std::mutex frontier_mu;
@@ -42,10 +40,6 @@ constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
 constexpr int kPopulateWrite = 23;  // <linux/mman.h>, for C libraries that predate it
 #endif
 
-std::atomic<uint64_t> ceiling{0};
-std::atomic<uint64_t> freed{0};
-std::atomic<uint64_t> trims{0};
-std::mutex trim_mu;
 constexpr uint64_t kCheckEvery = uint64_t{16} << 20;
 constexpr uint64_t kTrimSlack = uint64_t{32} << 20;
 
@@ -66,23 +60,20 @@ uint64_t ResidentBytes() {
 
 }  // namespace
 
-void SetResidentCeiling(uint64_t bytes) {
-  // A sanitizer's allocator is not glibc's: nothing to trim.
-  ceiling.store(kSanitized || TILEDBFS_TSAN ? 0 : bytes);
-}
+GlibcHeap::GlibcHeap(Options options)
+    : warm_(options.warm && !kSanitized),
+      // A sanitizer's allocator is not glibc's: nothing to trim.
+      ceiling_(kSanitized || TILEDBFS_TSAN ? 0 : options.resident_ceiling) {}
 
-uint64_t HeapTrims() { return trims.load(); }
-
-void NoteFreed(uint64_t bytes) {
-  const uint64_t limit = ceiling.load(std::memory_order_relaxed);
-  if (limit == 0) return;
-  if (freed.fetch_add(bytes, std::memory_order_relaxed) + bytes < kCheckEvery) return;
+void GlibcHeap::Freed(uint64_t bytes) {
+  if (ceiling_ == 0) return;
+  if (freed_.fetch_add(bytes, std::memory_order_relaxed) + bytes < kCheckEvery) return;
   // One check at a time; the others go on.
-  std::unique_lock<std::mutex> lock(trim_mu, std::try_to_lock);
+  std::unique_lock<std::mutex> lock(trim_mu_, std::try_to_lock);
   if (!lock.owns_lock()) return;
-  freed.store(0, std::memory_order_relaxed);
+  freed_.store(0, std::memory_order_relaxed);
   const uint64_t resident = ResidentBytes();
-  if (resident <= limit) return;
+  if (resident <= ceiling_) return;
   // Only where enough of it is not in use: else the trim would give back
   // little, and the next allocations would fault it in again.
   const struct mallinfo2 info = mallinfo2();
@@ -93,12 +84,8 @@ void NoteFreed(uint64_t bytes) {
     malloc_trim(0);
     frontier = 0;
   }
-  trims.fetch_add(1, std::memory_order_relaxed);
+  trims_.fetch_add(1, std::memory_order_relaxed);
 }
-
-void SetHeapWarming(bool on) { warming.store(on && !kSanitized, std::memory_order_relaxed); }
-
-bool HeapWarming() { return warming.load(std::memory_order_relaxed); }
 
 std::optional<uint64_t> WarmHeap(uint64_t bytes) {
   if (bytes == 0) return 0;

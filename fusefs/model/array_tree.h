@@ -47,6 +47,14 @@ struct TreeCaches {
   LruCache<core::ArrayView> fragment_views;
   LruCache<ParquetSource> parquet;
   LruCache<ParquetCountsMap> parquet_counts;
+  std::shared_ptr<core::HeapPolicy> heap;  // TreeOptions::heap
+
+  // The mount serves (after a daemon's fork): the tile cache takes the heap
+  // policy and warms for the first reads (TileCache::WarmForFirstReads).
+  void Serving() {
+    tiles->SetHeapPolicy(heap);
+    tiles->WarmForFirstReads();
+  }
 };
 
 class ArrayTree final : public Tree {
@@ -61,8 +69,7 @@ class ArrayTree final : public Tree {
   Result<std::vector<DirEntryAttr>> List(const std::string& path) override;
   Result<std::unique_ptr<OpenFile>> Open(const std::string& path) override;
   Result<uint64_t> Refresh() override;
-  // The tile cache warms the heap for the first reads (TileCache::WarmForFirstReads).
-  void Serving() override { caches_->tiles->WarmForFirstReads(); }
+  void Serving() override { caches_->Serving(); }
 
   using Scope = fusefs::Scope;  // a view and where in the namespace it is shown
 

@@ -27,8 +27,7 @@ class GroupTree final : public Tree {
   Result<std::unique_ptr<OpenFile>> Open(const std::string& path) override;
   // The members opened so far; the sum of their counts.
   Result<uint64_t> Refresh() override;
-  // The tile cache warms the heap for the first reads (TileCache::WarmForFirstReads).
-  void Serving() override { caches_->tiles->WarmForFirstReads(); }
+  void Serving() override { caches_->Serving(); }
 
  private:
   GroupTree() = default;

@@ -44,6 +44,7 @@ Result<std::unique_ptr<Tree>> OpenFolder(const std::string& path, const TreeOpti
 
 Result<std::unique_ptr<Tree>> OpenTree(const std::string& source, const TreeOptions& options) {
   auto caches = std::make_shared<TreeCaches>(options.cache_bytes);
+  caches->heap = options.heap;
   return OpenFolder(source, options, std::move(caches));
 }
 

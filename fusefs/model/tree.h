@@ -16,6 +16,7 @@
 #include "core/filters/filter_pipeline.h"
 #include "core/index/index_store.h"
 #include "core/storage/storage_options.h"
+#include "core/util/heap_policy.h"
 #include "core/util/limits.h"
 #include "core/util/pieces.h"
 #include "core/util/result.h"
@@ -85,6 +86,9 @@ struct TreeOptions {
   // The persistent index (-o index_dir, core/index/index_store.h): what a
   // view's first look computes, kept for every later mount; null: none.
   std::shared_ptr<core::IndexStore> index;
+  // How the tile cache meets the allocator (core/util/heap_policy.h),
+  // given to it once the mount serves (Tree::Serving); null: none.
+  std::shared_ptr<core::HeapPolicy> heap;
 };
 
 class Tree {

@@ -26,12 +26,12 @@ namespace {
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
-// Heap warming on for one test, then off again.
-class WarmingOn {
- public:
-  WarmingOn() { SetHeapWarming(true); }
-  ~WarmingOn() { SetHeapWarming(false); }
-};
+// The policy a mount gives its cache where glibc keeps freed memory, or
+// null where it cannot warm (AddressSanitizer's allocator).
+std::shared_ptr<HeapPolicy> Warming() {
+  auto heap = std::make_shared<GlibcHeap>(GlibcHeap::Options{.warm = true});
+  return heap->Warms() ? heap : nullptr;
+}
 
 std::shared_ptr<const DecodedTile> TileOf(uint64_t bytes) {
   auto t = std::make_shared<DecodedTile>();
@@ -51,9 +51,10 @@ long MinorFaults() {
 }
 
 TEST(HeapWarming, WarmsAsMuchAgainAsTheCacheHoldsUpToItsBudget) {
-  WarmingOn on;
-  if (!HeapWarming()) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
+  const auto heap = Warming();
+  if (!heap) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
   TileCache cache(6 * kMiB, 1);
+  cache.SetHeapPolicy(heap);
   cache.Put(Key(0), TileOf(kMiB), nullptr);
   cache.WaitForAhead();
   EXPECT_EQ(cache.warmed_bytes(), 0u) << "not for a mount's first tile";
@@ -71,9 +72,10 @@ TEST(HeapWarming, WarmsAsMuchAgainAsTheCacheHoldsUpToItsBudget) {
 }
 
 TEST(HeapWarming, WarmsAtMostKWarmAheadPastWhatTheCacheHolds) {
-  WarmingOn on;
-  if (!HeapWarming()) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
+  const auto heap = Warming();
+  if (!heap) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
   TileCache cache(256 * kMiB, 1);
+  cache.SetHeapPolicy(heap);
   cache.Put(Key(0), TileOf(20 * kMiB), nullptr);
   cache.Put(Key(1), TileOf(kMiB), nullptr);
   cache.WaitForAhead();
@@ -81,9 +83,10 @@ TEST(HeapWarming, WarmsAtMostKWarmAheadPastWhatTheCacheHolds) {
 }
 
 TEST(HeapWarming, WarmsKWarmAheadForAMountsFirstReadsThenByTheCachesRule) {
-  WarmingOn on;
-  if (!HeapWarming()) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
+  const auto heap = Warming();
+  if (!heap) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
   TileCache cache(256 * kMiB, 1);
+  cache.SetHeapPolicy(heap);
   cache.WarmForFirstReads();
   cache.WaitForAhead();
   EXPECT_EQ(cache.warmed_bytes(), TileCache::kWarmAhead) << "before any read";
@@ -99,9 +102,10 @@ TEST(HeapWarming, WarmsKWarmAheadForAMountsFirstReadsThenByTheCachesRule) {
 }
 
 TEST(HeapWarming, AMountThatWasReadWarmsNothingAtItsStart) {
-  WarmingOn on;
-  if (!HeapWarming()) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
+  const auto heap = Warming();
+  if (!heap) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
   TileCache cache(256 * kMiB, 1);
+  cache.SetHeapPolicy(heap);
   EXPECT_EQ(cache.Get(Key(0)), nullptr);  // a reader asked for a tile
   cache.WarmForFirstReads();
   cache.WaitForAhead();
@@ -109,31 +113,37 @@ TEST(HeapWarming, AMountThatWasReadWarmsNothingAtItsStart) {
 }
 
 TEST(HeapWarming, TheFirstReadsWarmNoMoreThanTheBudget) {
-  WarmingOn on;
-  if (!HeapWarming()) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
+  const auto heap = Warming();
+  if (!heap) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
   TileCache cache(3 * kMiB + 12345, 1);
+  cache.SetHeapPolicy(heap);
   cache.WarmForFirstReads();
   cache.WaitForAhead();
   EXPECT_EQ(cache.warmed_bytes(), 3 * kMiB + 12345);
 }
 
-TEST(HeapWarming, NothingWarmsWhileItIsOff) {
-  SetHeapWarming(false);
+TEST(HeapWarming, NothingWarmsWithoutAPolicyThatWarms) {
   TileCache cache(64 * kMiB, 1);
   cache.WarmForFirstReads();
   for (uint64_t k = 0; k < 4; ++k) cache.Put(Key(k), TileOf(kMiB), nullptr);
   cache.WaitForAhead();
-  EXPECT_EQ(cache.warmed_bytes(), 0u);
+  EXPECT_EQ(cache.warmed_bytes(), 0u) << "no policy";
+  cache.SetHeapPolicy(std::make_shared<GlibcHeap>(GlibcHeap::Options{.warm = false}));
+  cache.WarmForFirstReads();
+  for (uint64_t k = 4; k < 8; ++k) cache.Put(Key(k), TileOf(kMiB), nullptr);
+  cache.WaitForAhead();
+  EXPECT_EQ(cache.warmed_bytes(), 0u) << "a policy that does not warm";
 }
 
 TEST(HeapWarming, NothingWarmsOnOneCore) {
-  WarmingOn on;
-  if (!HeapWarming()) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
+  const auto heap = Warming();
+  if (!heap) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
   cpu_set_t all;
   ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
   int cpu = 0;
   while (!CPU_ISSET(cpu, &all)) ++cpu;
   TileCache cache(64 * kMiB);  // threads by the usable cores
+  cache.SetHeapPolicy(heap);
   std::thread t([&] {
     cpu_set_t one;
     CPU_ZERO(&one);
@@ -153,8 +163,8 @@ enum class Warmth { kCold, kWarm, kFirst };
 // warmed for the first reads; then the page faults of the next 1 MiB
 // tile's allocation and first writes (a decode's).
 long FaultsOfTheNextTile(Warmth warmth) {
-  SetHeapWarming(warmth != Warmth::kCold);
   TileCache cache(64 * kMiB, 1);
+  if (warmth != Warmth::kCold) cache.SetHeapPolicy(Warming());
   if (warmth == Warmth::kFirst) {
     cache.WarmForFirstReads();
   } else {
@@ -210,16 +220,12 @@ TEST(HeapWarming, TheNextTileTakesNoPageFaults) {
                                          : Warmth::kCold;
     std::printf("heap-warming: %ld\n", FaultsOfTheNextTile(warmth));
     std::fflush(stdout);
-    SetHeapWarming(false);
     return;
   }
 #if TILEDBFS_TSAN
   GTEST_SKIP() << "ThreadSanitizer's allocator: not glibc's";
 #endif
-  SetHeapWarming(true);
-  const bool can = HeapWarming();
-  SetHeapWarming(false);
-  if (!can) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
+  if (!Warming()) GTEST_SKIP() << "AddressSanitizer's allocator: no heap warming";
   const long cold = FaultsInAFreshProcess("cold");
   const long warm = FaultsInAFreshProcess("warm");
   const long first = FaultsInAFreshProcess("first");
@@ -277,10 +283,11 @@ long long ResidentBytes() {
 // then freed: 64 MiB of holes between blocks in use, which stay resident
 // unless given back. Then a cache of 1 MiB is put 40 tiles of 512 KiB.
 // With a ceiling the process is over, its evictions give the holes back
-// (SetResidentCeiling); without one, nothing does.
+// (GlibcHeap::Options::resident_ceiling); without one, nothing does.
 TEST(HeapWarming, FreedHeapPastTheCeilingGoesBack) {
   if (const char* mode = std::getenv("TILEDBFS_WARMING_CHILD")) {
-    SetResidentCeiling(std::string(mode) == "ceiling" ? 1 : 0);
+    const auto heap = std::make_shared<GlibcHeap>(
+        GlibcHeap::Options{.resident_ceiling = std::string(mode) == "ceiling" ? 1u : 0u});
     std::vector<void*> holes, keepers;
     for (int i = 0; i < 64; ++i) {
       holes.push_back(std::malloc(kMiB));
@@ -295,13 +302,13 @@ TEST(HeapWarming, FreedHeapPastTheCeilingGoesBack) {
     for (void* h : holes) std::free(h);
     {
       TileCache cache(kMiB, 1);
+      cache.SetHeapPolicy(heap);
       for (uint64_t i = 0; i < 40; ++i) cache.Put(Key(i), TileOf(kMiB / 2), nullptr);
       std::printf("heap-warming: %lld %llu\n", ResidentBytes(),
-                  static_cast<unsigned long long>(HeapTrims()));
+                  static_cast<unsigned long long>(heap->trims()));
       std::fflush(stdout);
     }
     for (void* k : keepers) std::free(k);
-    SetResidentCeiling(0);
     return;
   }
 #if TILEDBFS_TSAN || TILEDBFS_ASAN
