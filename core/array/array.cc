@@ -261,11 +261,12 @@ Status Array::LoadFragments(const std::vector<size_t>& want) {
     }
   }
   // Where each footer read is a round trip (S3), PreferredParallelism of
-  // them at once; the first failure in the fragments' order is returned.
+  // them at once, on threads of their own (they wait, more than there are
+  // cores); the first failure in the fragments' order is returned.
   const size_t parallel = storage_->PreferredParallelism();
   if (parallel > 1 && missing.size() > 1) {
     std::vector<std::optional<Error>> failed(missing.size());
-    ParallelFor(
+    ParallelForOnNewThreads(
         missing.size(),
         [&](size_t k) {
           const size_t i = missing[k];
