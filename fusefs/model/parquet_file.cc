@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/read/tile_cache.h"
+#include "fusefs/model/read_target.h"
 
 namespace tiledbfs::fusefs {
 
@@ -50,41 +51,6 @@ uint64_t ParquetSource::footprint() const {
 
 namespace {
 
-// Where a read's bytes go: copied into `buf` (buf[0] is file byte
-// `offset`), or appended to `pieces` in file order, held by their owners.
-struct ParquetTarget {
-  uint8_t* buf = nullptr;
-  core::Pieces* pieces = nullptr;
-  uint64_t offset = 0;
-  uint64_t end = 0;
-  uint64_t at = 0;  // the next file byte to give
-
-  // The part of file bytes [from, from + src.size()) from `at` on.
-  // `owner` holds src for pieces; null: src outlives the reply (static).
-  void Put(std::string_view src, uint64_t from, const std::shared_ptr<const void>& owner) {
-    const uint64_t a = std::max(from, at), b = std::min(from + src.size(), end);
-    if (a >= b) return;
-    const char* p = src.data() + (a - from);
-    if (pieces == nullptr) {
-      std::memcpy(buf + (a - offset), p, b - a);
-    } else {
-      pieces->Add(reinterpret_cast<const uint8_t*>(p), b - a);
-      if (owner && (pieces->keep.empty() || pieces->keep.back() != owner)) {
-        pieces->keep.push_back(owner);
-      }
-    }
-    at = b;
-  }
-  // The same for bytes that live only for this call: copied.
-  void PutCopy(std::string_view src, uint64_t from) {
-    if (pieces == nullptr) return Put(src, from, nullptr);
-    const uint64_t a = std::max(from, at), b = std::min(from + src.size(), end);
-    if (a >= b) return;
-    std::memcpy(pieces->AddOwned(b - a), src.data() + (a - from), b - a);
-    at = b;
-  }
-};
-
 class ParquetFile final : public OpenFile {
  public:
   explicit ParquetFile(std::shared_ptr<const ParquetSource> source) : source_(std::move(source)) {
@@ -110,34 +76,27 @@ class ParquetFile final : public OpenFile {
     const uint64_t end = std::min<uint64_t>(plan.size(), offset + n);
     if (offset >= end) return size_t{0};
     std::lock_guard<std::mutex> lock(mu_);
-    ParquetTarget t{buf, pieces, offset, end, offset};
-    while (t.at < end) {
-      const uint64_t before = t.at;
-      TRY(Next(plan, t));
-      if (t.at == before) return Error::Corrupt(fmt::format("data.parquet: no bytes at {}", t.at));
+    const ReadTarget t{buf, pieces, offset, end};
+    for (uint64_t at = offset; at < end;) {
+      ASSIGN_OR_RETURN(const uint64_t next, Next(plan, t, at));
+      if (next <= at) return Error::Corrupt(fmt::format("data.parquet: no bytes at {}", at));
+      at = next;
     }
     return static_cast<size_t>(end - offset);
   }
 
-  // Gives what starts at t.at: the magic, a page header or body, the footer.
-  core::Status Next(const ParquetPlan& plan, ParquetTarget& t) {
-    const uint64_t at = t.at;
-    if (at < 4) {
-      t.Put("PAR1", 0, nullptr);
-      return core::Ok();
-    }
+  // Gives what starts at file byte `at` (the magic, a page header or body,
+  // the footer); returns the byte past what it gave.
+  Result<uint64_t> Next(const ParquetPlan& plan, const ReadTarget& t, uint64_t at) {
+    if (at < 4) return t.Put("PAR1", 0, nullptr);
     if (at >= plan.footer_start()) {
       ASSIGN_OR_RETURN(std::shared_ptr<const std::string> footer, source_->Footer());
-      t.Put(*footer, plan.footer_start(), footer);
-      return core::Ok();
+      return t.Put(*footer, plan.footer_start(), footer);
     }
     const size_t p = plan.PageAt(at);
     if (p >= plan.pages().size()) return Error::Corrupt("data.parquet: a byte in no page");
     const ParquetPlan::Page& page = plan.pages()[p];
-    if (at < page.body) {
-      t.PutCopy(plan.PageHeader(p), page.start);
-      return core::Ok();
-    }
+    if (at < page.body) return t.PutCopy(plan.PageHeader(p), page.start);
     const ParquetField& f = plan.columns()[page.column].field;
     const uint32_t width = page.dictionary ? 0 : plan.DirectWidth(page.column);
     if (width != 0) {
@@ -158,19 +117,19 @@ class ParquetFile final : public OpenFile {
         }
         // Coordinates computed, not gathered, come in the column itself.
         if (got.bytes != bytes) {
-          t.PutCopy({reinterpret_cast<const char*>(cells.data.data()), bytes}, first);
-          return core::Ok();
+          return t.PutCopy({reinterpret_cast<const char*>(cells.data.data()), bytes}, first);
         }
         // Each span is held by one of got.keep: all of them go with it.
         if (t.pieces != nullptr) {
           t.pieces->keep.insert(t.pieces->keep.end(), got.keep.begin(), got.keep.end());
         }
-        uint64_t pos = first;
+        uint64_t pos = first, given = 0;
         for (const core::Bytes& span : got.spans) {
-          t.Put({reinterpret_cast<const char*>(span.data()), span.size()}, pos, nullptr);
+          given = std::max(given, t.Put({reinterpret_cast<const char*>(span.data()), span.size()},
+                                        pos, nullptr));
           pos += span.size();
         }
-        return core::Ok();
+        return given;
       }
       ASSIGN_OR_RETURN(core::Column cells, source_->view().ReadFieldRange(
                                                f.name, page.first_row + from, to - from, &state_));
@@ -180,12 +139,10 @@ class ParquetFile final : public OpenFile {
       }
       scratch_.clear();
       ParquetPlan::AppendFixedValues(plan.columns()[page.column], cells, scratch_);
-      t.PutCopy(scratch_, first);
-      return core::Ok();
+      return t.PutCopy(scratch_, first);
     }
     ASSIGN_OR_RETURN(std::shared_ptr<const std::string> body, Body(p));
-    t.Put(*body, page.body, body);
-    return core::Ok();
+    return t.Put(*body, page.body, body);
   }
 
   // Page p's body, rendered whole; the last two rendered are kept (a

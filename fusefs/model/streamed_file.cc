@@ -7,36 +7,13 @@
 #include <mutex>
 
 #include "core/util/parallel.h"
+#include "fusefs/model/read_target.h"
 
 namespace tiledbfs::fusefs {
 
 using core::Error;
 
 namespace {
-
-// Where a read's bytes go: copied into a buffer (Read), or handed out as
-// pieces of the memory that holds them (ReadPieces).
-struct ReadTarget {
-  uint8_t* buf = nullptr;          // buf[0] is file byte `offset`
-  core::Pieces* pieces = nullptr;  // or appended here, in file order
-  uint64_t offset = 0;
-  uint64_t end = 0;
-};
-
-// The part of file bytes [from, from + src.size()) that falls in the read,
-// to it; `owner` (for pieces) holds src.
-void CopyOverlap(std::string_view src, uint64_t from, const ReadTarget& t,
-                 const std::shared_ptr<const void>& owner) {
-  uint64_t a = std::max(from, t.offset), b = std::min(from + src.size(), t.end);
-  if (a >= b) return;
-  const char* p = src.data() + (a - from);
-  if (t.pieces == nullptr) {
-    std::memcpy(t.buf + (a - t.offset), p, b - a);
-    return;
-  }
-  t.pieces->Add(reinterpret_cast<const uint8_t*>(p), b - a);
-  if (t.pieces->keep.empty() || t.pieces->keep.back() != owner) t.pieces->keep.push_back(owner);
-}
 
 class StreamedFile final : public OpenFile {
  public:
@@ -66,7 +43,7 @@ class StreamedFile final : public OpenFile {
     if (offset >= size || n == 0) return size_t{0};
     const ReadTarget t{buf, pieces, offset, offset + std::min<uint64_t>(n, size - offset)};
     // In file order: the header, the pieces, the trailer.
-    CopyOverlap(l.header, 0, t, layout_);
+    t.Put(l.header, 0, layout_);
     if (l.pieces() > 0 && offset < l.body_end && t.end > l.header.size()) {
       std::lock_guard<std::mutex> lock(mu_);
       TRY(Reach(offset));
@@ -75,10 +52,10 @@ class StreamedFile final : public OpenFile {
       uint64_t j = s.Find(offset).value_or(0);
       for (; j < l.pieces() && s.Start(j) < t.end; ++j) {
         ASSIGN_OR_RETURN(const std::shared_ptr<std::string>* text, Piece(j));
-        CopyOverlap(**text, s.Start(j), t, *text);
+        t.Put(**text, s.Start(j), *text);
       }
     }
-    CopyOverlap(l.trailer, l.body_end, t, layout_);
+    t.Put(l.trailer, l.body_end, layout_);
     return static_cast<size_t>(t.end - offset);
   }
 

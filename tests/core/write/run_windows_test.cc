@@ -126,6 +126,19 @@ TEST(RunWindowsTest, ColumnBandsAreRunsInTheWholeIndexsOrder) {
   EXPECT_EQ(ended, last);
 }
 
+// The windows of `in` hold the whole index's cells in its order; returns
+// whether each window was built from runs.
+std::vector<bool> ExpectWindowsAsWhole(const ViewInputs& in) {
+  auto whole = BuildSparseIndex(in);
+  EXPECT_TRUE(whole.ok()) << whole.error().ToString();
+  auto windows = SparseWindows::Make(in, 1000);
+  EXPECT_TRUE(windows.ok() && *windows);
+  if (!whole.ok() || !windows.ok() || !*windows) return {};
+  const Walked walked = Walk(**windows);
+  ExpectSameCells(walked.cells, *whole);
+  return walked.runs;
+}
+
 TEST(RunWindowsTest, ASliceOfRowsChecksTheColumnsOfEachRun) {
   TempArray array("run_windows_slice");
   auto view = Bands(array, -50, 49);
@@ -133,13 +146,8 @@ TEST(RunWindowsTest, ASliceOfRowsChecksTheColumnsOfEachRun) {
   ViewInputs in = InputsOf(*view);
   in.subarray = Subarray(2);
   in.subarray[0] = Band(-31, 40, 8);
-  auto whole = BuildSparseIndex(in);
-  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
-  auto windows = SparseWindows::Make(in, 1000);
-  ASSERT_TRUE(windows.ok() && *windows);
-  const Walked walked = Walk(**windows);
-  EXPECT_GT(std::count(walked.runs.begin(), walked.runs.end(), true), 0);
-  ExpectSameCells(walked.cells, *whole);
+  const std::vector<bool> runs = ExpectWindowsAsWhole(in);
+  EXPECT_GT(std::count(runs.begin(), runs.end(), true), 0);
 }
 
 TEST(RunWindowsTest, BandsThatOverlapFallBackToKeys) {
@@ -148,14 +156,8 @@ TEST(RunWindowsTest, BandsThatOverlapFallBackToKeys) {
   // there would overlap (or hold a cell twice).
   auto view = Bands(array, -50, 49, 10);
   ASSERT_TRUE(view);
-  const ViewInputs in = InputsOf(*view);
-  auto whole = BuildSparseIndex(in);
-  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
-  auto windows = SparseWindows::Make(in, 1000);
-  ASSERT_TRUE(windows.ok() && *windows);
-  const Walked walked = Walk(**windows);
-  EXPECT_GT(std::count(walked.runs.begin(), walked.runs.end(), false), 0);
-  ExpectSameCells(walked.cells, *whole);
+  const std::vector<bool> runs = ExpectWindowsAsWhole(InputsOf(*view));
+  EXPECT_GT(std::count(runs.begin(), runs.end(), false), 0);
 }
 
 TEST(RunWindowsTest, DimensionsAreGatheredFromTheirTiles) {
