@@ -234,14 +234,24 @@ class Writer:
         after = set(os.listdir(os.path.join(m.dir, "__commits")))
         new = [n[:-4] for n in after - before if n.endswith(".vac")]
         with m.lock:
+            made = {}
             for name in new:
                 g = FRAG_RE.match(name)
                 with open(os.path.join(m.dir, "__commits", name + ".vac")) as f:
                     replaced = frozenset(x.rstrip("/").split("/")[-1] for x in f.read().split())
                 # The consolidated cells are the latest view's (the first
                 # dense write covers the domain: no fill values).
-                m.frags[name] = (int(g.group(1)), int(g.group(2)),
-                                 "dc" if m.kind == "dense" else "sc", m.states[-1], replaced, name)
+                made[name] = (int(g.group(1)), int(g.group(2)),
+                              "dc" if m.kind == "dense" else "sc", m.states[-1], replaced, name)
+            # Between the new fragment's commit and its .vac file (written
+            # after it, as TileDB does), the array shows it beside the
+            # fragments it replaces, none hidden yet: a sparse view inside
+            # its range then mixes them (a write after its first timestamp
+            # beats it per cell). A reader in that moment saw this set.
+            for name, f in made.items():
+                m.frags[name] = f[:4] + (frozenset(),) + f[5:]
+            m.push_fragments()
+            m.frags.update(made)
             m.cons_done += 1
             m.push_fragments()
         if ok:
