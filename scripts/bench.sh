@@ -11,12 +11,13 @@
 #   BENCH_RSS_TIMEOUT=S bound on each reader of the RSS benchmark (default 120)
 #   TILEDBFS_BUILD=DIR  a build to use as it is (default: build-release/, built here in
 #                       Release mode)
-#   BENCH_TARGETS="4 5" the targets to run (default 1 2 3 4 5 6 7 8 10; 1-3 run together,
+#   BENCH_TARGETS="4 5" the targets to run (default 1 2 3 4 5 6 7 8 10 11; 1-3 run together,
 #                       as 2 and 3 take their baselines from 1's array; 6: slices, 7: diffs;
 #                       8: arrays on S3, scripts/bench_s3.py and bench_s3_index.py: s3rver behind
 #                       our proxy at 10 ms;
 #                       9, opt-in: scale, 200M-cell arrays, BENCH_SCALE9 MiB, see (9);
-#                       10: data.parquet, scripts/bench_parquet.py)
+#                       10: data.parquet, scripts/bench_parquet.py;
+#                       11: an append with the persistent index, scripts/bench_index_append.py)
 # Needs /dev/fuse. Installs hyperfine and zstd with apt when missing. Uses TileDB's own
 # reader (../shared/oracle) when present, for comparison only.
 set -euo pipefail
@@ -26,7 +27,7 @@ dir=${1:-/tmp/tiledbfs-bench}
 scale=${BENCH_SCALE:-1024}
 runs=${BENCH_RUNS:-5}
 rss_cache=${BENCH_CACHE:-256M}
-targets=${BENCH_TARGETS:-1 2 3 4 5 6 7 8 10}
+targets=${BENCH_TARGETS:-1 2 3 4 5 6 7 8 10 11}
 want() {  # true if any of the targets given is asked for
   local t
   for t in "$@"; do [[ " $targets " == *" $t "* ]] && return 0; done
@@ -603,6 +604,17 @@ fi
 if want 10; then
 tiledbfs_install_node
 python3 "$TILEDBFS_ROOT/scripts/bench_parquet.py" "$bin" "$dir" "$runs"
+echo
+fi
+
+# ---- (11) an append with the persistent index (issue 51, target 2) ----------------------------
+# sparse8's shape at BENCH_SCALE with room for rows after its own, written in the run's temp
+# dir: the first ls -l, then the same after appending 1% more cells past the last row (target
+# <= 5% of the first), and without the index: scripts/bench_index_append.py says how. It mounts
+# with the build's own tiledbfs, as it needs the index that this run's turns off.
+if want 11; then
+echo "(11) an append with the persistent index"
+python3 "$TILEDBFS_ROOT/scripts/bench_index_append.py" "$build/bin" "$work" "$scale"
 echo
 fi
 

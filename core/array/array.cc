@@ -472,11 +472,7 @@ Result<std::string> Array::FileVersions(const ArrayView& view) const {
     out += fmt::format("{} {}\n", path, v);
     return Ok();
   };
-  for (const SchemaFile& s : listing_.schemas) {
-    if (s.name == view.schema().name) TRY(add(s.path));
-  }
-  // Enumerations are read with the schema.
-  if (listing_.has_enumerations_dir) TRY(add("__schema/__enumerations"));
+  TRY(AddSchemaVersions(view.schema(), out));
   for (const auto& f : view.fragments()) TRY(add(f->dir()));
   for (const std::string& marker : view.DeleteMarkers()) {
     for (const ConditionCommit& c : listing_.conditions) {
@@ -484,6 +480,32 @@ Result<std::string> Array::FileVersions(const ArrayView& view) const {
     }
   }
   return out;
+}
+
+Status Array::AddSchemaVersions(const ArraySchema& schema, std::string& out) const {
+  for (const SchemaFile& s : listing_.schemas) {
+    if (s.name != schema.name) continue;
+    ASSIGN_OR_RETURN(std::string v, VersionOf(s.path));
+    out += fmt::format("{} {}\n", s.path, v);
+  }
+  // Enumerations are read with the schema.
+  if (listing_.has_enumerations_dir) {
+    ASSIGN_OR_RETURN(std::string v, VersionOf("__schema/__enumerations"));
+    out += fmt::format("__schema/__enumerations {}\n", v);
+  }
+  return Ok();
+}
+
+Result<std::string> Array::SchemaVersions(const ArraySchema& schema) const {
+  std::lock_guard<std::mutex> lock(versions_mu_);
+  std::string out;
+  TRY(AddSchemaVersions(schema, out));
+  return out;
+}
+
+Result<std::string> Array::FragmentVersion(const FragmentMetadata& fragment) const {
+  std::lock_guard<std::mutex> lock(versions_mu_);
+  return VersionOf(fragment.dir());
 }
 
 bool Array::Changed() const {

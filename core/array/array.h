@@ -98,6 +98,10 @@ class Array {
   // sizes match, gets another key. Each top folder is listed once per Array
   // (Storage::ListTree), and only its digests are kept.
   Result<std::string> FileVersions(const ArrayView& view) const;
+  // Its parts: the lines of the view schema's files (and enumerations),
+  // and the digest of one fragment's files.
+  Result<std::string> SchemaVersions(const ArraySchema& schema) const;
+  Result<std::string> FragmentVersion(const FragmentMetadata& fragment) const;
 
   // True if the array folder changed since this Array was opened (a new
   // commit, vacuum or metadata file): the caller reopens. Cheap when the
@@ -184,6 +188,8 @@ class Array {
   // A digest of the files at or under `path` (FileVersions), with
   // versions_mu_ held.
   Result<std::string> VersionOf(const std::string& path) const;
+  // Appends SchemaVersions' lines to `out`, with versions_mu_ held.
+  Status AddSchemaVersions(const ArraySchema& schema, std::string& out) const;
   mutable std::mutex versions_mu_;
   mutable std::unordered_map<std::string, std::string> versions_;  // path -> digest
   mutable std::set<std::string> versions_listed_;                  // top folders listed

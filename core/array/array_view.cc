@@ -88,15 +88,17 @@ std::string ArrayView::Identity() const {
   }
   for (const DeleteRule& r : in.deletes)
     out += fmt::format("delete {} {}\n", r.marker, r.timestamp);
-  for (const auto& f : in.fragments) {
-    const FragmentFooter& ft = f->footer();
-    out += fmt::format("fragment {} {} {} {} {} {} {} {} {} {}\n", f->name().name, ft.version,
-                       ft.footer_size, ft.sparse_tile_num, ft.last_tile_cell_num, ft.rtree_offset,
-                       fmt::join(ft.file_sizes, ","), fmt::join(ft.file_var_sizes, ","),
-                       fmt::join(ft.file_validity_sizes, ","),
-                       fmt::join(ft.tile_offsets_offsets, ","));
-  }
+  for (const auto& f : in.fragments) out += FragmentIdentity(*f);
   return out;
+}
+
+std::string FragmentIdentity(const FragmentMetadata& f) {
+  const FragmentFooter& ft = f.footer();
+  return fmt::format("fragment {} {} {} {} {} {} {} {} {} {}\n", f.name().name, ft.version,
+                     ft.footer_size, ft.sparse_tile_num, ft.last_tile_cell_num, ft.rtree_offset,
+                     fmt::join(ft.file_sizes, ","), fmt::join(ft.file_var_sizes, ","),
+                     fmt::join(ft.file_validity_sizes, ","),
+                     fmt::join(ft.tile_offsets_offsets, ","));
 }
 
 std::string ArrayView::SaveCounts() const {

@@ -205,4 +205,8 @@ class ArrayView {
   mutable std::unordered_map<std::string, uint64_t> tile_bytes_;
 };
 
+// A fragment's line of ArrayView::Identity: its name and the sizes its
+// footer records.
+std::string FragmentIdentity(const FragmentMetadata& fragment);
+
 }  // namespace tiledbfs::core

@@ -76,6 +76,9 @@ class ArrayTree final : public Tree {
   // How many layout passes (streamed_file.h) this tree has run: what
   // listings and lookups must not cost (tests).
   uint64_t layout_passes() const { return layout_passes_.load(); }
+  // How many views were laid out from an indexed view they extend
+  // (ExtendIndexed), not by a pass.
+  uint64_t layout_extensions() const { return layout_extensions_.load(); }
 
  private:
   ArrayTree() = default;
@@ -158,6 +161,17 @@ class ArrayTree final : public Tree {
   std::shared_ptr<const StreamLayout> FromIndex(const Scope& scope, PendingLayout* pending,
                                                 const std::string& key);
   void ToIndex(const Scope& scope, const ViewLayouts& layouts);
+  // Appends: ToIndex also keeps, per array, the root view it last indexed
+  // with its fragments (the base). A view whose fragments are the base's
+  // plus others lying past the base's last row (the first dimension an
+  // integer; no slice, deletes or updates) has the base's cells first, in
+  // the same order: ExtendIndexed lays it out from the base's layouts and
+  // a slice holding the other cells alone (ExtendViewLayouts), so that an
+  // append costs its own cells. nullopt where that does not hold.
+  void ToBase(const Scope& scope, const std::string& index_key, uint64_t cells);
+  Result<std::optional<ViewLayouts>> ExtendIndexed(const Scope& scope,
+                                                   const std::vector<std::string>& fields,
+                                                   uint64_t cells, uint64_t piece);
   // A file of the namespace, found: what serves its bytes (one of three).
   struct FileRef {
     std::shared_ptr<const std::string> document;  // rendered whole
@@ -193,6 +207,7 @@ class ArrayTree final : public Tree {
   std::mutex diff_mu_;
   std::pair<std::string, std::shared_ptr<const DiffFiles>> last_diff_;  // (diff_mu_)
   std::atomic<uint64_t> layout_passes_{0};
+  std::atomic<uint64_t> layout_extensions_{0};
   std::set<std::string> index_missing_;  // views FromIndex did not find (under mu_)
   std::set<std::string> index_counted_;  // views whose counts were looked up (under mu_)
   // Layout passes under way, by cache key (under mu_).

@@ -91,19 +91,6 @@ std::shared_ptr<const CellRenderer> RendererFor(const ArrayTree::Scope& scope,
 
 }  // namespace
 
-std::optional<std::string> ArrayTree::IndexKey(const Scope& scope) const {
-  Result<std::string> versions = scope.array->FileVersions(*scope.view);
-  if (!versions.ok()) return std::nullopt;
-  // What decides the layouts besides the cells: how they are cut, and, for
-  // a view indexed in windows, their size (the cache's: IndexWindowCells),
-  // which the counts kept are of.
-  Result<size_t> windows = scope.view->IndexWindows();
-  const uint64_t window = windows.ok() && *windows > 0 ? scope.view->index_window_cells() : 0;
-  return fmt::format("tiledbfs view {}\npiece {} batch {} window {}\n{}", kIndexedViewFormat,
-                     options_.piece_cells, options_.layout_batch_cells, window,
-                     core::IndexDigest(scope.view->Identity() + *versions));
-}
-
 std::shared_ptr<const StreamLayout> ArrayTree::PutLayouts(const Scope& scope, ViewLayouts all,
                                                           PendingLayout* pending,
                                                           const std::string& key) {
@@ -135,54 +122,6 @@ std::shared_ptr<const StreamLayout> ArrayTree::PutLayouts(const Scope& scope, Vi
   caches_->parquet_counts.Put(scope.key + "layout/counts", counts, bytes);
   if (pending != nullptr) pending->counts = counts;
   return wanted;
-}
-
-std::shared_ptr<const StreamLayout> ArrayTree::FromIndex(const Scope& scope, PendingLayout* pending,
-                                                         const std::string& key) {
-  if (!options_.index || scope.diff) return nullptr;
-  {
-    // A view not in the index is not looked for again until ToIndex puts
-    // it there; one that is, is read again once its layouts left the cache.
-    std::lock_guard<std::mutex> lock(mu_);
-    if (index_missing_.count(scope.key) != 0) return nullptr;
-  }
-  auto missing = [&]() -> std::shared_ptr<const StreamLayout> {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (index_missing_.size() >= 4096) index_missing_.clear();
-    index_missing_.insert(scope.key);
-    return nullptr;
-  };
-  const std::optional<std::string> index_key = IndexKey(scope);
-  if (!index_key) return missing();
-  std::optional<std::string> got = options_.index->Get(*index_key);
-  if (!got) return missing();
-  // Checked whole by the store: what does not fit here is of a view cut
-  // otherwise, and the pass replaces it.
-  Result<IndexedView> saved = LoadIndexedView(*got);
-  if (!saved.ok()) return missing();
-  if (!saved->counts.empty() && !scope.view->RestoreCounts(saved->counts).ok()) return missing();
-  // Cells found not to fit a layout (bytes changed where no listing shows
-  // it) drop the entry, once: that read fails, and the next mount lays the
-  // view out again.
-  auto drop = [index = options_.index, index_key = *index_key,
-               once = std::make_shared<std::atomic<bool>>(false)](const std::string& why) {
-    if (!once->exchange(true)) index->Drop(index_key, why);
-  };
-  saved->layouts.csv.on_mismatch = drop;
-  for (auto* files : {&saved->layouts.txt, &saved->layouts.var_data}) {
-    for (auto& [field, layout] : *files) layout.on_mismatch = drop;
-  }
-  return PutLayouts(scope, std::move(saved->layouts), pending, key);
-}
-
-void ArrayTree::ToIndex(const Scope& scope, const ViewLayouts& layouts) {
-  if (!options_.index || scope.diff) return;
-  const std::optional<std::string> index_key = IndexKey(scope);
-  if (!index_key) return;
-  options_.index->Put(*index_key, SaveIndexedView(IndexedView{scope.view->SaveCounts(), layouts}));
-  std::lock_guard<std::mutex> lock(mu_);
-  index_missing_.erase(scope.key);
-  index_counted_.insert(scope.key);  // counted by the pass
 }
 
 Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(
@@ -230,10 +169,16 @@ Result<std::shared_ptr<const StreamLayout>> ArrayTree::Layout(
     // Every text file of the view from the one pass: data.csv, each .txt,
     // each var-sized .bin (ls -l of the root and attributes/ pays once).
     const std::vector<std::string> fields = CsvFields(scope.view->schema());
-    ++layout_passes_;
-    ASSIGN_OR_RETURN(ViewLayouts all,
-                     ComputeViewLayouts(*scope.view, fields, scope.enums.get(), cells, piece,
-                                        options_.layout_batch_cells));
+    ASSIGN_OR_RETURN(std::optional<ViewLayouts> extended,
+                     ExtendIndexed(scope, fields, cells, piece));
+    ViewLayouts all;
+    if (extended) {
+      all = std::move(*extended);
+    } else {
+      ++layout_passes_;
+      ASSIGN_OR_RETURN(all, ComputeViewLayouts(*scope.view, fields, scope.enums.get(), cells, piece,
+                                               options_.layout_batch_cells));
+    }
     ToIndex(scope, all);
     PutLayouts(scope, std::move(all), pending.get(), key);
     std::shared_ptr<const StreamLayout> wanted = passed();

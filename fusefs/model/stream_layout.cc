@@ -287,93 +287,214 @@ core::Result<StreamLayout> ComputeStreamLayout(const CellRenderer& renderer, std
   return measured;
 }
 
+namespace {
+
+// Every piece's measures of a view's text files (ComputeViewLayouts), before
+// they become layouts: per field, its .txt and var-sized bytes per piece,
+// and data.parquet's counts (each piece's own, at entry j + 1, made running
+// by FinishLayouts).
+struct PieceMeasures {
+  std::vector<const core::Enumeration*> enums;
+  std::vector<std::vector<uint64_t>> txt, bin;
+  std::vector<bool> var;
+  std::vector<ParquetNeeds> needs;
+  std::vector<ParquetCounts> counts;
+  std::vector<bool> not_utf8, unlabeled;
+};
+
+PieceMeasures NewMeasures(const core::ArraySchema& schema, const std::vector<std::string>& fields,
+                          const std::vector<core::Enumeration>* enums, uint64_t pieces) {
+  const size_t nf = fields.size();
+  PieceMeasures m;
+  m.txt.assign(nf, std::vector<uint64_t>(pieces, 0));
+  m.bin.resize(nf);
+  m.var.assign(nf, false);
+  m.needs.resize(nf);
+  m.counts.resize(nf);
+  m.not_utf8.assign(nf, false);
+  m.unlabeled.assign(nf, false);
+  for (size_t k = 0; k < nf; ++k) {
+    m.enums.push_back(enums ? EnumerationFor(schema, *enums, fields[k]) : nullptr);
+    const int d = schema.DimensionIndex(fields[k]);
+    const int a = schema.AttributeIndex(fields[k]);
+    m.var[k] = d >= 0 ? schema.dimensions[d].var() : a >= 0 && schema.attributes[a].var();
+    if (m.var[k]) m.bin[k].assign(pieces, 0);
+    if (d >= 0) {
+      m.needs[k] = ParquetNeedsOf(schema.dimensions[d].type, schema.dimensions[d].cell_val_num,
+                                  false, true, nullptr);
+    } else if (a >= 0) {
+      const core::Attribute& attr = schema.attributes[a];
+      m.needs[k] = ParquetNeedsOf(attr.type, attr.cell_val_num, attr.nullable, false, m.enums[k]);
+    }
+    ParquetCounts& c = m.counts[k];
+    if (m.needs[k].valid) c.valid.assign(pieces + 1, 0);
+    if (m.needs[k].bytes) c.bytes.assign(pieces + 1, 0);
+    if (m.needs[k].empty) c.empty.assign(pieces + 1, 0);
+    if (k == 0 && d == 0 &&
+        ParquetEndsWanted(schema.dimensions[0].type, schema.dimensions[0].cell_val_num)) {
+      c.ends.assign(2 * pieces, 0);
+    }
+  }
+  return m;
+}
+
+// Measures cells [first, first + cells) of the view, cut in pieces of
+// `piece` cells from `first`, into pieces first_piece, first_piece + 1, ...
+// of `m`, in batches of `batch` cells (a multiple of piece) on every core.
+core::Status MeasureInto(const core::ArrayView& view, const std::vector<std::string>& fields,
+                         uint64_t first, uint64_t cells, uint64_t piece, uint64_t batch,
+                         uint64_t first_piece, PieceMeasures& m) {
+  const size_t nf = fields.size();
+  const uint64_t batches = cells / batch + (cells % batch != 0 ? 1 : 0);
+  auto not_utf8 = std::make_unique<std::atomic<bool>[]>(nf);
+  auto unlabeled = std::make_unique<std::atomic<bool>[]>(nf);
+  TRY(RunOnEveryCore(batches, [&](size_t b, core::ReadState* state) -> core::Status {
+    const uint64_t at = b * batch, n = std::min(batch, cells - at);
+    const uint64_t j0 = first_piece + at / piece;
+    for (size_t k = 0; k < nf; ++k) {
+      ASSIGN_OR_RETURN(core::Column c, view.ReadFieldRange(fields[k], first + at, n, state));
+      ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make({{&c, m.enums[k]}}, false));
+      if (m.var[k]) TRY(CheckVarColumn(c, first + at, n));
+      if (!m.counts[k].ends.empty()) ParquetPieceEnds(c, j0, piece, m.counts[k]);
+      if (m.needs[k].any()) {
+        const ParquetFlags flags = ParquetCountPieces(c, m.needs[k], j0, piece, m.counts[k]);
+        if (!flags.utf8) not_utf8[k] = true;
+        if (!flags.labeled) unlabeled[k] = true;
+      }
+      for (uint64_t p = 0, j = j0; p < n; p += piece, ++j) {
+        const uint64_t e = std::min(n, p + piece);
+        m.txt[k][j] = table.MeasureRows(p, e);
+        if (m.var[k]) m.bin[k][j] = c.offsets[e] - c.offsets[p];
+      }
+    }
+    return core::Ok();
+  }));
+  for (size_t k = 0; k < nf; ++k) {
+    if (not_utf8[k]) m.not_utf8[k] = true;
+    if (unlabeled[k]) m.unlabeled[k] = true;
+  }
+  return core::Ok();
+}
+
+// The layouts the measures make, for a view of `cells` cells.
+ViewLayouts FinishLayouts(PieceMeasures m, const std::vector<std::string>& fields, uint64_t cells,
+                          uint64_t piece, uint64_t batch) {
+  const uint64_t pieces = cells / piece + (cells % piece != 0 ? 1 : 0);
+  ViewLayouts out;
+  std::vector<uint64_t> csv(pieces, 0);
+  for (size_t k = 0; k < fields.size(); ++k) {
+    for (uint64_t j = 0; j < pieces; ++j) csv[j] += m.txt[k][j];
+    out.txt[fields[k]] = LayoutOf("", m.txt[k], cells, piece, batch);
+    if (m.var[k]) out.var_data[fields[k]] = LayoutOf("", m.bin[k], cells, piece, batch);
+    ParquetCounts& c = m.counts[k];
+    if (m.needs[k].any() || !c.ends.empty()) {
+      ParquetRunningTotals(c);
+      c.utf8 = !m.not_utf8[k];
+      c.labeled = !m.unlabeled[k];
+      out.parquet[fields[k]] = std::move(c);
+    }
+  }
+  out.csv = LayoutOf(CsvHeaderLine(fields), csv, cells, piece, batch);
+  return out;
+}
+
+uint64_t BatchOf(uint64_t batch_cells, uint64_t piece) {
+  const uint64_t batch = std::max(batch_cells, piece);
+  return (batch / piece) * piece;
+}
+
+// The size of piece j of a layout whose every start is known.
+uint64_t PieceSize(const StreamLayout& l, uint64_t j) {
+  return l.starts->Start(j + 1) - l.starts->Start(j);
+}
+
+}  // namespace
+
 core::Result<ViewLayouts> ComputeViewLayouts(const core::ArrayView& view,
                                              const std::vector<std::string>& fields,
                                              const std::vector<core::Enumeration>* enums,
                                              uint64_t cells, uint64_t piece_cells,
                                              uint64_t batch_cells) {
   const uint64_t piece = std::max<uint64_t>(piece_cells, 1);
-  uint64_t batch = std::max(batch_cells, piece);
-  batch = (batch / piece) * piece;
+  const uint64_t batch = BatchOf(batch_cells, piece);
   const uint64_t pieces = cells / piece + (cells % piece != 0 ? 1 : 0);
-  const uint64_t batches = cells / batch + (cells % batch != 0 ? 1 : 0);
-  const size_t nf = fields.size();
-  std::vector<const core::Enumeration*> field_enums;
-  for (const std::string& f : fields) {
-    field_enums.push_back(enums ? EnumerationFor(view.schema(), *enums, f) : nullptr);
-  }
-  // Per field, its .txt and var-sized bytes of every piece (the latter
-  // left empty for a fixed-size field); each batch fills its own pieces.
-  std::vector<std::vector<uint64_t>> txt(nf, std::vector<uint64_t>(pieces, 0));
-  std::vector<std::vector<uint64_t>> bin(nf);
-  std::vector<bool> var(nf, false);
-  for (size_t k = 0; k < nf; ++k) {
-    const core::ArraySchema& schema = view.schema();
-    const int d = schema.DimensionIndex(fields[k]);
-    const int a = schema.AttributeIndex(fields[k]);
-    var[k] = d >= 0 ? schema.dimensions[d].var() : a >= 0 && schema.attributes[a].var();
-    if (var[k]) bin[k].assign(pieces, 0);
-  }
-  // data.parquet's counts, for the fields that need them.
-  std::vector<ParquetNeeds> needs(nf);
-  std::vector<ParquetCounts> counts(nf);
-  auto not_utf8 = std::make_unique<std::atomic<bool>[]>(nf);
-  auto unlabeled = std::make_unique<std::atomic<bool>[]>(nf);
-  for (size_t k = 0; k < nf; ++k) {
-    const core::ArraySchema& schema = view.schema();
-    const int d = schema.DimensionIndex(fields[k]);
-    const int a = schema.AttributeIndex(fields[k]);
-    if (d >= 0) {
-      needs[k] = ParquetNeedsOf(schema.dimensions[d].type, schema.dimensions[d].cell_val_num, false,
-                                true, nullptr);
-    } else if (a >= 0) {
-      const core::Attribute& attr = schema.attributes[a];
-      needs[k] = ParquetNeedsOf(attr.type, attr.cell_val_num, attr.nullable, false, field_enums[k]);
+  PieceMeasures m = NewMeasures(view.schema(), fields, enums, pieces);
+  TRY(MeasureInto(view, fields, 0, cells, piece, batch, 0, m));
+  return FinishLayouts(std::move(m), fields, cells, piece, batch);
+}
+
+core::Result<ViewLayouts> ExtendViewLayouts(const ViewLayouts& base, const core::ArrayView& tail,
+                                            const std::vector<std::string>& fields,
+                                            const std::vector<core::Enumeration>* enums,
+                                            uint64_t tail_cells, uint64_t batch_cells) {
+  auto unfit = [](std::string_view what) {
+    return Error::InvalidArgument(fmt::format("layouts to extend: {}", what));
+  };
+  const uint64_t piece = base.csv.piece_cells;
+  const uint64_t base_cells = base.csv.cells;
+  if (piece == 0) return unfit("no cells per piece");
+  const uint64_t batch = BatchOf(batch_cells, piece);
+  const uint64_t cells = base_cells + tail_cells;
+  const uint64_t pieces = cells / piece + (cells % piece != 0 ? 1 : 0);
+  // The base's pieces, its last one partly filled (`part` cells) or not.
+  const uint64_t whole = base_cells / piece, part = base_cells % piece;
+  const uint64_t kept = whole + (part != 0 ? 1 : 0);
+  PieceMeasures m = NewMeasures(tail.schema(), fields, enums, pieces);
+  auto known = [&](const StreamLayout& l) {
+    return l.piece_cells == piece && l.cells == base_cells && l.pieces() == kept &&
+           l.starts->known() == kept;
+  };
+  if (!known(base.csv)) return unfit("data.csv's layout is not whole");
+  for (size_t k = 0; k < fields.size(); ++k) {
+    auto txt = base.txt.find(fields[k]);
+    if (txt == base.txt.end() || !known(txt->second)) return unfit(fields[k] + ".txt");
+    for (uint64_t j = 0; j < kept; ++j) m.txt[k][j] = PieceSize(txt->second, j);
+    if (m.var[k]) {
+      auto bin = base.var_data.find(fields[k]);
+      if (bin == base.var_data.end() || !known(bin->second)) return unfit(fields[k] + ".bin");
+      for (uint64_t j = 0; j < kept; ++j) m.bin[k][j] = PieceSize(bin->second, j);
     }
-    if (needs[k].valid) counts[k].valid.assign(pieces + 1, 0);
-    if (needs[k].bytes) counts[k].bytes.assign(pieces + 1, 0);
-    if (needs[k].empty) counts[k].empty.assign(pieces + 1, 0);
-    if (k == 0 && d == 0 &&
-        ParquetEndsWanted(schema.dimensions[0].type, schema.dimensions[0].cell_val_num)) {
-      counts[k].ends.assign(2 * pieces, 0);
+    ParquetCounts& c = m.counts[k];
+    if (!m.needs[k].any() && c.ends.empty()) continue;
+    auto saved = base.parquet.find(fields[k]);
+    if (saved == base.parquet.end()) return unfit(fields[k] + "'s counts");
+    const ParquetCounts& s = saved->second;
+    for (auto [to, from] :
+         {std::pair{&c.valid, &s.valid}, {&c.bytes, &s.bytes}, {&c.empty, &s.empty}}) {
+      if (to->empty()) continue;
+      if (from->size() != kept + 1) return unfit(fields[k] + "'s counts");
+      for (uint64_t j = 0; j < kept; ++j) (*to)[j + 1] = (*from)[j + 1] - (*from)[j];
     }
+    if (!c.ends.empty()) {
+      if (s.ends.size() != 2 * kept) return unfit(fields[k] + "'s ends");
+      std::copy(s.ends.begin(), s.ends.end(), c.ends.begin());
+    }
+    m.not_utf8[k] = !s.utf8;
+    m.unlabeled[k] = !s.labeled;
   }
-  TRY(RunOnEveryCore(batches, [&](size_t b, core::ReadState* state) -> core::Status {
-    const uint64_t at = b * batch, n = std::min(batch, cells - at);
-    const uint64_t first_piece = at / piece;
-    for (size_t k = 0; k < nf; ++k) {
-      ASSIGN_OR_RETURN(core::Column c, view.ReadFieldRange(fields[k], at, n, state));
-      ASSIGN_OR_RETURN(CsvTable table, CsvTable::Make({{&c, field_enums[k]}}, false));
-      if (var[k]) TRY(CheckVarColumn(c, at, n));
-      if (!counts[k].ends.empty()) ParquetPieceEnds(c, first_piece, piece, counts[k]);
-      if (needs[k].any()) {
-        const ParquetFlags flags = ParquetCountPieces(c, needs[k], first_piece, piece, counts[k]);
-        if (!flags.utf8) not_utf8[k] = true;
-        if (!flags.labeled) unlabeled[k] = true;
+  // The tail's first cells fill the base's last piece: measured as one
+  // piece of their own, then added to it.
+  const uint64_t head = part != 0 ? std::min(piece - part, tail_cells) : 0;
+  if (head > 0) {
+    PieceMeasures h = NewMeasures(tail.schema(), fields, enums, 1);
+    TRY(MeasureInto(tail, fields, 0, head, head, BatchOf(head, head), 0, h));
+    const uint64_t j = whole;
+    for (size_t k = 0; k < fields.size(); ++k) {
+      m.txt[k][j] += h.txt[k][0];
+      if (m.var[k]) m.bin[k][j] += h.bin[k][0];
+      ParquetCounts& c = m.counts[k];
+      for (auto [to, from] : {std::pair{&c.valid, &h.counts[k].valid},
+                              {&c.bytes, &h.counts[k].bytes},
+                              {&c.empty, &h.counts[k].empty}}) {
+        if (!to->empty()) (*to)[j + 1] += (*from)[1];
       }
-      for (uint64_t p = 0, j = first_piece; p < n; p += piece, ++j) {
-        const uint64_t e = std::min(n, p + piece);
-        txt[k][j] = table.MeasureRows(p, e);
-        if (var[k]) bin[k][j] = c.offsets[e] - c.offsets[p];
-      }
-    }
-    return core::Ok();
-  }));
-  ViewLayouts out;
-  std::vector<uint64_t> csv(pieces, 0);
-  for (size_t k = 0; k < nf; ++k) {
-    for (uint64_t j = 0; j < pieces; ++j) csv[j] += txt[k][j];
-    out.txt[fields[k]] = LayoutOf("", txt[k], cells, piece, batch);
-    if (var[k]) out.var_data[fields[k]] = LayoutOf("", bin[k], cells, piece, batch);
-    if (needs[k].any() || !counts[k].ends.empty()) {
-      ParquetRunningTotals(counts[k]);
-      counts[k].utf8 = !not_utf8[k];
-      counts[k].labeled = !unlabeled[k];
-      out.parquet[fields[k]] = std::move(counts[k]);
+      if (!c.ends.empty()) c.ends[2 * j + 1] = h.counts[k].ends[1];
+      if (h.not_utf8[k]) m.not_utf8[k] = true;
+      if (h.unlabeled[k]) m.unlabeled[k] = true;
     }
   }
-  out.csv = LayoutOf(CsvHeaderLine(fields), csv, cells, piece, batch);
-  return out;
+  TRY(MeasureInto(tail, fields, head, tail_cells - head, piece, batch, kept, m));
+  return FinishLayouts(std::move(m), fields, cells, piece, batch);
 }
 
 }  // namespace tiledbfs::fusefs

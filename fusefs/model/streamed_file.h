@@ -194,6 +194,18 @@ core::Result<ViewLayouts> ComputeViewLayouts(const core::ArrayView& view,
                                              uint64_t cells, uint64_t piece_cells,
                                              uint64_t batch_cells);
 
+// The layouts of a view whose cells are the `base` view's (laid out whole,
+// every piece start known, as the index keeps them) followed by `tail`'s
+// `tail_cells` cells (a slice of the view holding just those), cut as base
+// is: base's pieces are kept, its last one completed by the tail's first
+// cells, and only the tail's cells are read. The same layouts as
+// ComputeViewLayouts of the whole view. kInvalidArgument for a base laid
+// out otherwise (another field, a lazy layout); else the reads' errors.
+core::Result<ViewLayouts> ExtendViewLayouts(const ViewLayouts& base, const core::ArrayView& tail,
+                                            const std::vector<std::string>& fields,
+                                            const std::vector<core::Enumeration>* enums,
+                                            uint64_t tail_cells, uint64_t batch_cells);
+
 // The open file over a layout: a read renders the pieces it covers. Over a
 // lazy layout, a read past the known starts renders forward from them if
 // it is within 16 MiB, else first measures every piece left. The pieces
