@@ -128,9 +128,13 @@ def body(c, bin_dir, corpus, tmp):
                         os.path.join(tmp.path, f"{a}-damaged.log"), f"index_dir={index_dir}")
         c.ok(on == want[a], f"{a}: the same files over damaged entries")
         lines += [ln for ln in d.log_lines() if ln.strip()]
-    named = [n for n in damaged if any(n in ln for ln in lines)]
-    c.ok(len(lines) == len(ARRAYS), "one log line per damaged entry read", "\n".join(lines))
-    c.eq(len(named), len(ARRAYS), "each line names its entry's file")
+    # Each view's entry is read, and a sparse array's base (the view its appends extend)
+    # when its view's entry is not found: one line for each, naming it.
+    named = [[n for n in damaged if n in ln] for ln in lines]
+    c.ok(all(len(n) == 1 for n in named), "each line names one damaged entry's file",
+         "\n".join(lines))
+    c.eq(len({n[0] for n in named if n}), len(lines), "one log line per damaged entry read")
+    c.ok(len(lines) >= len(ARRAYS), "every view's entry read", "\n".join(lines))
 
     # 4. Encrypted: not indexed unless asked.
     enc = os.path.join(arrays, "encrypted")
