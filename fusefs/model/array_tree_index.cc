@@ -79,7 +79,6 @@ void ArrayTree::ToIndex(const Scope& scope, const ViewLayouts& layouts) {
   index_counted_.insert(scope.key);  // counted by the pass
 }
 
-
 namespace {
 
 // The base of an array: one per array (its root view's last index entry).
@@ -149,8 +148,7 @@ Result<std::optional<ViewLayouts>> ArrayTree::ExtendIndexed(const Scope& scope,
   std::optional<std::string> saved = options_.index->Get(BaseKey(scope));
   if (!saved) return none;
   Json base = Json::parse(*saved, nullptr, false);
-  const std::optional<std::string> schema_tokens =
-      SchemaTokens(scope, options_.layout_batch_cells);
+  const std::optional<std::string> schema_tokens = SchemaTokens(scope, options_.layout_batch_cells);
   if (base.is_discarded() || !base.is_object() || !schema_tokens ||
       base.value("schema", "") != *schema_tokens || !base["fragments"].is_array() ||
       !base["timestamp"].is_number_unsigned() || !base["cells"].is_number_unsigned() ||
@@ -209,9 +207,8 @@ Result<std::optional<ViewLayouts>> ArrayTree::ExtendIndexed(const Scope& scope,
   std::shared_ptr<const core::ArrayView> tail = scope.view->WithSubarray(tail_box);
   ASSIGN_OR_RETURN(uint64_t tail_cells, tail->CellCount());
   if (indexed->layouts.csv.cells + tail_cells != cells) return none;
-  Result<ViewLayouts> extended =
-      ExtendViewLayouts(indexed->layouts, *tail, fields, scope.enums.get(), tail_cells,
-                        options_.layout_batch_cells);
+  Result<ViewLayouts> extended = ExtendViewLayouts(
+      indexed->layouts, *tail, fields, scope.enums.get(), tail_cells, options_.layout_batch_cells);
   if (!extended.ok()) {
     // A base laid out otherwise: the pass lays the view out whole.
     if (extended.error().code() == core::ErrorCode::kInvalidArgument) return none;
