@@ -383,6 +383,16 @@ Result<std::vector<Column>> ArrayView::ReadStoredChunk(
   return out;
 }
 
+void ArrayView::LetGoOfWindows() const {
+  const SparseWindows* windows = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (windows_ && *windows_) windows = windows_->get();
+  }
+  // Outside mu_: LetGo waits for a build, which may look at the view.
+  if (windows != nullptr) windows->LetGo();
+}
+
 size_t ArrayView::ReleaseTiles(const std::vector<std::string>& names, uint64_t from,
                                uint64_t to) const {
   if (schema_->dense() || from >= to) return 0;

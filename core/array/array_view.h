@@ -156,6 +156,9 @@ class ArrayView {
   // has still to finish, not the ones it is done with. Returns how many
   // tiles left the cache.
   size_t ReleaseTiles(const std::vector<std::string>& names, uint64_t from, uint64_t to) const;
+  // A reader done with the view: its sparse index windows leave the views'
+  // pool (SparseWindows::LetGo). Nothing for a view not read in windows.
+  void LetGoOfWindows() const;
 
  private:
   Result<const CellIndex*> Index() const;

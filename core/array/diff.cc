@@ -386,6 +386,16 @@ class Cursor {
     generation_ = ++*loads_;
     return Ok();
   }
+  // Done with the slice (its box read to the end): its chunk, the tiles
+  // and window its reads held, and its windows in the pool go; a Load
+  // reads them again.
+  void Drop() {
+    cols_.clear();
+    cols_.shrink_to_fit();
+    state_ = ReadState{};
+    loaded_ = false;
+    view_->LetGoOfWindows();
+  }
   const std::vector<Column>& cols() const { return cols_; }
   uint64_t at(uint64_t i) const { return i - first_; }
   uint64_t generation() const { return generation_; }
@@ -417,6 +427,7 @@ struct DiffStream::Box {
   std::vector<Row> rows;    // pending rows (several: a group of duplicates)
   size_t taken = 0;         // rows.size(): none pending, the next step is due
   bool done = false;
+  bool dropped = false;  // done, and its cursors' memory let go (Next)
   // The pending rows' coordinates: as integers (dense, integer dimensions),
   // else as a CoordsKey.
   std::vector<I128> coords;
@@ -466,6 +477,7 @@ Status DiffStream::Seek(const DiffPosition& position) {
     box.j = position.at.empty() ? 0 : position.at[3 * b + 1];
     const uint64_t taken = position.at.empty() ? 0 : position.at[3 * b + 2];
     box.done = false;
+    box.dropped = false;
     TRY(Fill(b, true));
     if (box.done) continue;
     if (taken > box.rows.size()) return Error::InvalidArgument("a diff position past its rows");
@@ -492,9 +504,18 @@ DiffPosition DiffStream::Position() const {
 }
 
 Result<uint64_t> DiffStream::Next(const std::array<uint64_t, kDiffKinds>& max) {
-  // Boxes whose rows were all taken step on, reading as they need.
+  // Boxes whose rows were all taken step on, reading as they need. A box
+  // done since the last run (the caller is done with that run) lets its
+  // slices' memory go: a diff of many boxes read one after the other
+  // would otherwise keep every finished box's chunk, tiles and windows.
   for (size_t b = 0; b < boxes_.size(); ++b) {
-    if (!boxes_[b]->done && !boxes_[b]->pending()) TRY(Fill(b, true));
+    Box& box = *boxes_[b];
+    if (box.done && !box.dropped) {
+      box.cur[0]->Drop();
+      box.cur[1]->Drop();
+      box.dropped = true;
+    }
+    if (!box.done && !box.pending()) TRY(Fill(b, true));
   }
   current_ = SIZE_MAX;
   run_ = 0;

@@ -230,6 +230,22 @@ SparseWindows::~SparseWindows() {
   if (auto carry = carry_.lock()) pool_->Release(carry.get());
 }
 
+void SparseWindows::LetGo() const {
+  // No build under way (its carry and kept window would come back).
+  std::lock_guard<std::mutex> build(build_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [kw, index] : kept_) {
+      if (auto alive = index.lock()) pool_->Release(alive.get());
+    }
+    kept_.clear();
+    last_got_ = SIZE_MAX;
+  }
+  if (auto carry = carry_.lock()) pool_->Release(carry.get());
+  carry_.reset();
+  carry_for_ = SIZE_MAX;
+}
+
 void SparseWindows::BuildAhead(size_t w) const {
   std::lock_guard<std::mutex> lock(ahead_mu_);
   if (ahead_stop_) return;

@@ -113,6 +113,9 @@ class SparseWindows {
   // window built later that does not hold the cells `saved` says is
   // kCorrupt, as is any window counted twice with two counts.
   Status RestoreCounts(std::string_view saved) const;
+  // Lets the pool go of the windows kept and the carry (a reader done with
+  // the view: a diff's box read to its end); they are built again if read.
+  void LetGo() const;
   // The window builds so far, and those of them that filled the memory of
   // a window dropped (tests).
   uint64_t builds() const;
