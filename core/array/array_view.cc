@@ -10,6 +10,8 @@
 #include "core/read/dense_index.h"
 #include "core/read/packed_index.h"
 #include "core/read/sparse_index.h"
+#include "core/util/byte_reader.h"
+#include "core/util/byte_writer.h"
 
 namespace tiledbfs::core {
 namespace {
@@ -49,6 +51,13 @@ Result<const CellIndex*> ArrayView::Index() const {
       return Error::Corrupt(fmt::format(
           "the fragments hold {} cells but the view {}: a fragment holds duplicate coordinates",
           stored_->cell_count, built->cell_count));
+    }
+    // As must a count the persistent index gave (RestoreCounts): never sizes
+    // of other cells.
+    if (saved_cells_ && *saved_cells_ != built->cell_count) {
+      return Error::Corrupt(fmt::format(
+          "the index kept {} cells for this view, its fragments hold {}: a stale entry",
+          *saved_cells_, built->cell_count));
     }
     index_ = std::move(built).value();
   }
@@ -101,15 +110,39 @@ std::string FragmentIdentity(const FragmentMetadata& f) {
                      fmt::join(ft.tile_offsets_offsets, ","));
 }
 
+namespace {
+
+// A sparse view indexed whole keeps its cell count alone: this format
+// number, then the count (SparseWindows' saved counts start with theirs, 1).
+constexpr uint32_t kWholeCountFormat = 0x43454c4c;
+
+}  // namespace
+
 std::string ArrayView::SaveCounts() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return windows_ && *windows_ ? (*windows_)->SaveCounts() : "";
+  if (windows_ && *windows_) return (*windows_)->SaveCounts();
+  if (schema_->dense() || !index_) return "";
+  ByteWriter w;
+  w.Put<uint32_t>(kWholeCountFormat).Put<uint64_t>(index_->cell_count);
+  return std::string(reinterpret_cast<const char*>(w.bytes().data()), w.size());
 }
 
 Status ArrayView::RestoreCounts(std::string_view saved) const {
   ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
-  if (windows == nullptr) return Ok();
-  return windows->RestoreCounts(saved);
+  if (windows != nullptr) return windows->RestoreCounts(saved);
+  if (schema_->dense()) return Ok();
+  ByteReader r(AsBytes(saved));
+  Result<uint32_t> format = r.Read<uint32_t>("format");
+  if (!format.ok() || *format != kWholeCountFormat) return Ok();
+  ASSIGN_OR_RETURN(uint64_t cells, r.Read<uint64_t>("cell count"));
+  if (r.remaining() != 0) return Error::Corrupt("saved cell count: bytes after it");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (index_ && index_->cell_count != cells) {
+    return Error::Corrupt(fmt::format("saved cell count {}: the view holds {}", cells,
+                                      index_->cell_count));
+  }
+  saved_cells_ = cells;
+  return Ok();
 }
 
 std::shared_ptr<const ArrayView> ArrayView::WithIndexWindow(uint64_t cells,
@@ -185,6 +218,9 @@ Result<uint64_t> ArrayView::CellCount() const {
   if (!IndexlessStored()) {
     ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
     if (windows != nullptr) return windows->CellCount();
+    // Counted on an earlier mount (RestoreCounts): no index to build yet.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!index_ && saved_cells_) return *saved_cells_;
   }
   ASSIGN_OR_RETURN(const CellIndex* index, StoredTilesIndex());
   return index->cell_count;

@@ -84,12 +84,15 @@ class ArrayView {
   // hold the same cells in the same order.
   std::string Identity() const;
   // The sparse windows' counts (SparseWindows::SaveCounts) once every
-  // window is counted; empty for other views.
+  // window is counted; for a sparse view indexed whole, its cell count once
+  // the index is built; empty for other views.
   std::string SaveCounts() const;
   // Gives them back to a fresh view of the same Identity: no window need
-  // be built to count the cells or to find a cell. kCorrupt where they do
-  // not fit (SparseWindows::RestoreCounts); Ok, taking nothing, for a
-  // view that is not windowed.
+  // be built to count the cells or to find a cell, and a view indexed whole
+  // gives its cell count with no index built (the index, once built, must
+  // hold as many: kCorrupt otherwise). kCorrupt where they do not fit
+  // (SparseWindows::RestoreCounts); Ok, taking nothing, for a dense view
+  // or saved counts of another kind.
   Status RestoreCounts(std::string_view saved) const;
   // How many windows the sparse index is cut into; 0 where it is built
   // whole (or the view is dense).
@@ -201,6 +204,10 @@ class ArrayView {
   mutable std::optional<std::unique_ptr<SparseWindows>> windows_;  // Windows(), decided once (mu_)
   mutable std::optional<bool> keeps_every_;  // KeepsEveryStoredCell, found once (mu_)
   mutable std::optional<CellIndex> stored_;  // BuildStoredIndex, kept once built (mu_)
+  // A sparse view indexed whole: its cell count as the persistent index
+  // kept it (RestoreCounts; mu_), given until the index is built, which
+  // must then hold as many.
+  mutable std::optional<uint64_t> saved_cells_;
   // ReleaseTiles and OverBudget (release_mu_): the index's tiles as (end,
   // tile) by end (TileEnds), made on first use; AttributeTileBytes by name.
   mutable std::mutex release_mu_;

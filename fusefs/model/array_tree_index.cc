@@ -53,7 +53,12 @@ std::shared_ptr<const StreamLayout> ArrayTree::FromIndex(const Scope& scope, Pen
   // otherwise, and the pass replaces it.
   Result<IndexedView> saved = LoadIndexedView(*got);
   if (!saved.ok()) return missing();
-  if (!saved->counts.empty() && !scope.view->RestoreCounts(saved->counts).ok()) return missing();
+  if (!saved->counts.empty()) {
+    // The counts must give the cells the layouts were measured over.
+    if (!scope.view->RestoreCounts(saved->counts).ok()) return missing();
+    Result<uint64_t> cells = scope.view->CellCount();
+    if (!cells.ok() || *cells != saved->layouts.csv.cells) return missing();
+  }
   // Cells found not to fit a layout (bytes changed where no listing shows
   // it) drop the entry, once: that read fails, and the next mount lays the
   // view out again.

@@ -90,5 +90,62 @@ TEST(DuplicateCellsTest, ACountGivenFromTheFragmentsMustHoldWhenTheIndexIsBuilt)
   EXPECT_EQ(*count, 2u);
 }
 
+// A sparse view indexed whole keeps its cell count for the persistent index
+// (SaveCounts): a fresh view given it counts with no index built, and must
+// then hold as many cells; a count of other cells (a stale entry) fails the
+// read that builds the index, never giving other cells.
+TEST(DuplicateCellsTest, ACountGivenFromTheIndexMustHoldWhenTheIndexIsBuilt) {
+  TempArray array("savedcount");
+  ArraySchema s = array.Create(R"({
+    "array_type": "sparse", "capacity": 4, "allows_dups": false,
+    "dims": [{"name": "r", "type": "INT64", "domain": [0, 99], "tile_extent": 10}],
+    "attrs": [{"name": "v", "type": "INT32"}]})");
+  // Two fragments over the same cells: the count is not their sum.
+  for (uint64_t t : {2000, 2001}) {
+    WriteBatch b;
+    b.fields["r"].data = Raw(std::vector<int64_t>{1, 2, 3});
+    b.fields["v"].data = Raw(std::vector<int32_t>{10, 11, static_cast<int32_t>(t)});
+    ASSERT_TRUE(WriteFragment(array.root().string(), s, t, b).ok());
+  }
+  std::shared_ptr<const ArrayView> first = array.View();
+  ASSERT_NE(first, nullptr);
+  EXPECT_FALSE(first->KeepsEveryStoredCell());
+  EXPECT_EQ(first->SaveCounts(), "") << "nothing counted yet";
+  ASSERT_TRUE(first->ReadField("v").ok());
+  const std::string saved = first->SaveCounts();
+  ASSERT_FALSE(saved.empty());
+
+  std::shared_ptr<const ArrayView> again = array.View();
+  ASSERT_TRUE(again->RestoreCounts(saved).ok());
+  auto count = again->CellCount();
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 3u);
+  EXPECT_EQ(again->SaveCounts(), "") << "given, not built: no index yet";
+  auto v = again->ReadField("v");
+  ASSERT_TRUE(v.ok()) << v.error().ToString();
+  EXPECT_EQ(v->cell_count, 3u);
+
+  std::string stale = saved;
+  stale[4] = static_cast<char>(stale[4] + 1);  // the count's low byte
+  std::shared_ptr<const ArrayView> wrong = array.View();
+  ASSERT_TRUE(wrong->RestoreCounts(stale).ok());
+  count = wrong->CellCount();
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 4u);
+  auto read = wrong->ReadField("v");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(read.error().message().find("a stale entry"), std::string::npos)
+      << read.error().message();
+  // Bytes after the count, or a count given to a view that built its index
+  // with other cells, are refused.
+  EXPECT_FALSE(array.View()->RestoreCounts(saved + "x").ok());
+  std::shared_ptr<const ArrayView> built = array.View();
+  ASSERT_TRUE(built->ReadField("v").ok());
+  const Status refused = built->RestoreCounts(stale);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kCorrupt);
+}
+
 }  // namespace
 }  // namespace tiledbfs::core

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/index/index_store.h"
+#include "core/read/tile_source.h"
 #include "fusefs/model/array_tree.h"
 #include "fusefs/model/streamed_file.h"
 #include "tests/core/write/temp_array.h"
@@ -290,6 +291,36 @@ TEST(IndexTest, StaleEntriesFailTheirReadAndAreDropped) {
   ASSERT_NE(third.array, nullptr);
   EXPECT_EQ(ReadAll(*third.tree, first.files), first.want);
   EXPECT_GT(third.array->layout_passes(), 0u) << "laid out again, not trusted";
+}
+
+// A remount sizes every file of a sparse view from the index alone, its
+// cell count included where the footers do not give it (overlapping
+// fragments, duplicates, deletes, schemas evolved): stat decodes no tile.
+TEST(IndexTest, ARemountSizesSparseViewsWithNoTileDecoded) {
+  for (const char* name : {"sparse_2d", "sparse_dups", "deletes", "with_timestamps",
+                           "schema_evolution", "consolidated", "sparse_strdim"}) {
+    SCOPED_TRACE(name);
+    TempDir dir;
+    std::vector<std::string> log;
+    std::vector<std::string> files;
+    {
+      Opened first = OpenArray(kCorpus / name, StoreIn(dir.path(), &log));
+      ASSERT_NE(first.array, nullptr);
+      files = FilesOf(*first.tree);
+      for (const std::string& f : files) ASSERT_TRUE(first.tree->GetAttr(f).ok()) << f;
+    }
+    Opened second = OpenArray(kCorpus / name, StoreIn(dir.path(), &log));
+    ASSERT_NE(second.array, nullptr);
+    const uint64_t before = core::TileDecodeStats().tiles;
+    EXPECT_EQ(FilesOf(*second.tree), files);
+    for (const std::string& f : files) ASSERT_TRUE(second.tree->GetAttr(f).ok()) << f;
+    EXPECT_EQ(core::TileDecodeStats().tiles, before) << "tiles decoded to size the files";
+    EXPECT_EQ(second.array->layout_passes(), 0u);
+    Opened off = OpenArray(kCorpus / name, nullptr);
+    ASSERT_NE(off.array, nullptr);
+    EXPECT_EQ(ReadAll(*second.tree, files), ReadAll(*off.tree, files));
+    EXPECT_TRUE(log.empty()) << log.front();
+  }
 }
 
 // A fragment's data file rewritten under its name with other bytes of the
