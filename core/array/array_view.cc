@@ -55,9 +55,9 @@ Result<const CellIndex*> ArrayView::Index() const {
     // As must a count the persistent index gave (RestoreCounts): never sizes
     // of other cells.
     if (saved_cells_ && *saved_cells_ != built->cell_count) {
-      return Error::Corrupt(fmt::format(
-          "the index kept {} cells for this view, its fragments hold {}: a stale entry",
-          *saved_cells_, built->cell_count));
+      return Error::Corrupt(
+          fmt::format("the index kept {} cells for this view, its fragments hold {}: a stale entry",
+                      *saved_cells_, built->cell_count));
     }
     index_ = std::move(built).value();
   }
@@ -138,8 +138,8 @@ Status ArrayView::RestoreCounts(std::string_view saved) const {
   if (r.remaining() != 0) return Error::Corrupt("saved cell count: bytes after it");
   std::lock_guard<std::mutex> lock(mu_);
   if (index_ && index_->cell_count != cells) {
-    return Error::Corrupt(fmt::format("saved cell count {}: the view holds {}", cells,
-                                      index_->cell_count));
+    return Error::Corrupt(
+        fmt::format("saved cell count {}: the view holds {}", cells, index_->cell_count));
   }
   saved_cells_ = cells;
   return Ok();
