@@ -638,7 +638,9 @@ if [ -n "$missing" ]; then
   TILEDBFS_BUILD=$build BENCH_ARRAYS="$missing" \
     "$TILEDBFS_ROOT/scripts/make-bench-arrays.sh" "$sdir" "$scale9"
 fi
-secs() { local t0=$1; python3 -c "import sys,time; print(f'{time.time()-float(sys.argv[1]):.3f}')" "$t0"; }
+# Seconds since $1 (an $EPOCHREALTIME): the clock is read first, then the sum made (a python
+# started to read it would add its own start, 0.1 s here, to every figure).
+secs() { local t1=$EPOCHREALTIME; awk -v a="$1" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'; }
 limit9_kib=$(python3 -c "
 s='$rss_cache'; m={'K':1,'M':1024,'G':1024**2,'T':1024**3}
 print((int(float(s[:-1])*m[s[-1].upper()]) if s[-1].upper() in m else int(s)//1024) + 65536)")
@@ -646,11 +648,11 @@ echo "(9) scale: $sdir (BENCH_SCALE9=$scale9), cache_size $rss_cache, each figur
 for a in sparse8 soma; do
   arr=$sdir/$a
   mount_fg "$arr" -o cache_size="$rss_cache"
-  t0=$(date +%s.%N); cat "$mnt/data.csv" >/dev/null; tcat=$(secs "$t0")
+  t0=$EPOCHREALTIME; cat "$mnt/data.csv" >/dev/null; tcat=$(secs "$t0")
   unmount "$mnt"
   mount_fg "$arr" -o cache_size="$rss_cache"
-  t0=$(date +%s.%N); ls -l "$mnt" "$mnt/attributes" "$mnt/dimensions" >/dev/null; tls=$(secs "$t0")
-  t0=$(date +%s.%N); tail -c 100 "$mnt/data.csv" >/dev/null; ttail=$(secs "$t0")
+  t0=$EPOCHREALTIME; ls -l "$mnt" "$mnt/attributes" "$mnt/dimensions" >/dev/null; tls=$(secs "$t0")
+  t0=$EPOCHREALTIME; tail -c 100 "$mnt/data.csv" >/dev/null; ttail=$(secs "$t0")
   cells=$(python3 -c "import os,sys; print(os.stat(sys.argv[1]).st_size // 8)" \
     "$(ls "$mnt"/dimensions/*.bin | head -1)")
   printf '    %-8s %s cells; data.csv %s bytes\n' "$a" "$cells" "$(stat -c %s "$mnt/data.csv")"
@@ -658,7 +660,7 @@ for a in sparse8 soma; do
     "$tls" "$(ratio "$tls" "$tcat")" "$tcat"
   printf '      then tail -c 100 data.csv                  %9s ms  (target <= 50 ms)\n' "$(ms "$ttail")"
   for f in "$mnt"/attributes/*.txt "$mnt"/dimensions/*.txt; do
-    t0=$(date +%s.%N); tail -c 100 "$f" >/dev/null; tt=$(secs "$t0")
+    t0=$EPOCHREALTIME; tail -c 100 "$f" >/dev/null; tt=$(secs "$t0")
     printf '      then tail -c 100 %-26s %9s ms\n' "${f#"$mnt"/}" "$(ms "$tt")"
   done
   read -r d0 dlo dhi < <(python3 -c "
@@ -666,10 +668,10 @@ import json,sys; d=json.load(open(sys.argv[1]))['dims'][0]; print(d['name'], *d[
     "$mnt/schema.json")
   lo=$(head -c 4096 "$mnt/dimensions/$d0.txt" | head -1)
   hi=$((dlo + (dhi - dlo) / 100))
-  t0=$(date +%s.%N); n=$(cat "$mnt/slice/$d0=$lo..$hi/data.csv" | wc -l); tsl=$(secs "$t0")
+  t0=$EPOCHREALTIME; n=$(cat "$mnt/slice/$d0=$lo..$hi/data.csv" | wc -l); tsl=$(secs "$t0")
   printf '      slice/%s=%s..%s/data.csv (%s lines) %9s s\n' "$d0" "$lo" "$hi" "$n" "$tsl"
   ta=$(ls "$mnt/history" | sed -n 2p); tb=$(ls "$mnt/history" | tail -n 1)
-  t0=$(date +%s.%N); cat "$mnt/diff/$ta..$tb/summary.json" >/dev/null; tdf=$(secs "$t0")
+  t0=$EPOCHREALTIME; cat "$mnt/diff/$ta..$tb/summary.json" >/dev/null; tdf=$(secs "$t0")
   printf '      diff/<first>..<last>/summary.json          %9s s\n' "$tdf"
   hwm=$(awk '/VmHWM/{print $2}' /proc/$daemon_pid/status)
   unmount "$mnt"
@@ -681,8 +683,8 @@ import json,sys; d=json.load(open(sys.argv[1]))['dims'][0]; print(d['name'], *d[
   ls -l "$mnt" "$mnt/attributes" "$mnt/dimensions" >/dev/null
   unmount "$mnt"
   mount_fg "$arr" -o cache_size="$rss_cache",index=on,index_dir="$idx"
-  t0=$(date +%s.%N); ls -l "$mnt" "$mnt/attributes" "$mnt/dimensions" >/dev/null; tre=$(secs "$t0")
-  t0=$(date +%s.%N); tail -c 100 "$mnt/data.csv" >/dev/null; trt=$(secs "$t0")
+  t0=$EPOCHREALTIME; ls -l "$mnt" "$mnt/attributes" "$mnt/dimensions" >/dev/null; tre=$(secs "$t0")
+  t0=$EPOCHREALTIME; tail -c 100 "$mnt/data.csv" >/dev/null; trt=$(secs "$t0")
   unmount "$mnt"
   ib=$(du -sb "$idx" | cut -f1)
   ab=$(du -sb "$arr" | cut -f1)
