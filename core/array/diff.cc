@@ -386,9 +386,8 @@ class Cursor {
     generation_ = ++*loads_;
     return Ok();
   }
-  // Done with the slice (its box read to the end): its chunk, the tiles
-  // and window its reads held, and its windows in the pool go; a Load
-  // reads them again.
+  // Done with the slice (its box read to the end): its chunk, the tiles and
+  // windows its reads held go, and a Load reads them again.
   void Drop() {
     cols_.clear();
     cols_.shrink_to_fit();
@@ -505,9 +504,8 @@ DiffPosition DiffStream::Position() const {
 
 Result<uint64_t> DiffStream::Next(const std::array<uint64_t, kDiffKinds>& max) {
   // Boxes whose rows were all taken step on, reading as they need. A box
-  // done since the last run (the caller is done with that run) lets its
-  // slices' memory go: a diff of many boxes read one after the other
-  // would otherwise keep every finished box's chunk, tiles and windows.
+  // done since the last run (which the caller is done with) lets its
+  // slices' memory go, or a diff would keep every finished box's.
   for (size_t b = 0; b < boxes_.size(); ++b) {
     Box& box = *boxes_[b];
     if (box.done && !box.dropped) {
