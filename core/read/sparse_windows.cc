@@ -123,6 +123,31 @@ Result<std::optional<PackedPlan>> PlanKeyWindows(const ViewInputs& in, WindowKey
   return std::optional<PackedPlan>(std::move(plan));
 }
 
+// Where a window's index (its cells in view order, packed) cuts into
+// `subs` sub-windows of about equal cells, cut only between rows: per cut
+// after the first sub-window, its first row (above `lo`, the window's
+// first) and the window's cells before it. None without packed cells.
+std::vector<std::pair<uint64_t, uint64_t>> CutSubWindows(const CellIndex& index, uint64_t lo,
+                                                         size_t subs) {
+  std::vector<std::pair<uint64_t, uint64_t>> cuts;
+  if (!index.packing || index.packed.size() != index.cell_count || index.cell_count < subs) {
+    return cuts;
+  }
+  std::vector<uint64_t> rows;
+  for (size_t s = 1; s < subs; ++s) {
+    const uint64_t row = index.packing->Coordinate(index.packed[index.cell_count / subs * s], 0);
+    if (row > (rows.empty() ? lo : rows.back())) rows.push_back(row);
+  }
+  const std::optional<std::vector<uint64_t>> counts = CountDimensionValues(index, 0, rows);
+  if (!counts) return cuts;
+  uint64_t before = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    before += (*counts)[i];
+    cuts.emplace_back(rows[i], before);
+  }
+  return cuts;
+}
+
 }  // namespace
 
 uint64_t IndexWindowCells(uint64_t tile_budget) {
@@ -227,6 +252,9 @@ SparseWindows::~SparseWindows() {
   for (const auto& [kw, index] : kept_) {
     if (auto alive = index.lock()) pool_->Release(alive.get());
   }
+  for (const auto& [ks, index] : sub_kept_) {
+    if (auto alive = index.lock()) pool_->Release(alive.get());
+  }
   if (auto carry = carry_.lock()) pool_->Release(carry.get());
 }
 
@@ -239,7 +267,12 @@ void SparseWindows::LetGo() const {
       if (auto alive = index.lock()) pool_->Release(alive.get());
     }
     kept_.clear();
+    for (const auto& [ks, index] : sub_kept_) {
+      if (auto alive = index.lock()) pool_->Release(alive.get());
+    }
+    sub_kept_.clear();
     last_got_ = SIZE_MAX;
+    sub_of_ = SIZE_MAX;
   }
   if (auto carry = carry_.lock()) pool_->Release(carry.get());
   carry_.reset();
@@ -388,10 +421,18 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
     }
     std::sort(ended.begin(), ended.end());
   }
+  std::vector<SubCut> subs;
+  if (w == ends_.size()) {
+    const uint64_t first = w == 0 ? 0 : ends_[w - 1];
+    for (const auto& [row, before] : CutSubWindows(*index, lo, kSubs)) {
+      subs.push_back({row, first + before});
+    }
+  }
   std::lock_guard<std::mutex> lock(mu_);
   const uint64_t first = w == 0 ? 0 : ends_[w - 1];
   if (w == ends_.size()) {
     ends_.push_back(first + index->cell_count);
+    subs_.push_back(std::move(subs));
     ended_.insert(ended_.end(), ended.begin(), ended.end());
     if (index->cell_count > 0) {
       for (size_t d = 0; d < box_.size(); ++d) {
@@ -448,8 +489,7 @@ Result<SparseWindows::Part> SparseWindows::Get(size_t w) const {
     // A reader going on from window w - 1 (or starting at the first one)
     // has the next one built ahead.
     if (w != last_got_) {
-      onward =
-          ahead_ && w + 1 < starts_.size() && (w == 0 ? last_got_ == SIZE_MAX : last_got_ == w - 1);
+      onward = ahead_ && w + 1 < starts_.size() && OnwardLocked(w);
       last_got_ = w;
     }
     if (auto index = KeptLocked(w)) {
@@ -464,7 +504,7 @@ Result<SparseWindows::Part> SparseWindows::Get(size_t w) const {
 
 Result<SparseWindows::Part> SparseWindows::Locate(uint64_t cell) const {
   for (;;) {
-    size_t w;
+    size_t w, sub = SIZE_MAX;
     {
       std::lock_guard<std::mutex> lock(mu_);
       w = static_cast<size_t>(std::upper_bound(ends_.begin(), ends_.end(), cell) - ends_.begin());
@@ -472,14 +512,67 @@ Result<SparseWindows::Part> SparseWindows::Locate(uint64_t cell) const {
         return Error::InvalidArgument(
             fmt::format("sparse view cell {} of {}", cell, ends_.empty() ? 0 : ends_.back()));
       }
+      // A read that jumps into a window not kept needs only the
+      // sub-window holding its cell, and so does one going on in it; a
+      // reader that built the window whole builds it again if it is gone.
+      if (w < subs_.size() && !subs_[w].empty() && !OnwardLocked(w) &&
+          (w != last_got_ || sub_of_ == w) && !KeptLocked(w)) {
+        const std::vector<SubCut>& cuts = subs_[w];
+        sub = static_cast<size_t>(
+            std::partition_point(cuts.begin(), cuts.end(),
+                                 [cell](const SubCut& c) { return c.first <= cell; }) -
+            cuts.begin());
+      }
     }
-    ASSIGN_OR_RETURN(Part p, Get(w));
+    ASSIGN_OR_RETURN(Part p, sub == SIZE_MAX ? Get(w) : BuildSub(w, sub));
     if (cell >= p.first && cell - p.first < p.index->cell_count) return p;
   }
 }
 
+Result<SparseWindows::Part> SparseWindows::BuildSub(size_t w, size_t s) const {
+  uint64_t lo, hi, first, end;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_got_ = w;
+    sub_of_ = w;
+    const std::vector<SubCut>& cuts = subs_[w];
+    lo = s == 0 ? starts_[w] : cuts[s - 1].row;
+    hi = s < cuts.size() ? cuts[s].row - 1 : Rows(w).second;
+    first = s == 0 ? (w == 0 ? 0 : ends_[w - 1]) : cuts[s - 1].first;
+    end = s < cuts.size() ? cuts[s].first : ends_[w];
+    for (const auto& [ks, kept] : sub_kept_) {
+      if (ks != std::pair<size_t, size_t>(w, s)) continue;
+      if (auto index = kept.lock()) {
+        pool_->Touch(index.get());
+        return Part{std::move(index), first};
+      }
+    }
+  }
+  std::vector<PackedTile> tiles;
+  for (const PackedTile& t : rows_) {
+    if (t.lo <= hi && t.hi >= lo) tiles.push_back(t);
+  }
+  ASSIGN_OR_RETURN(std::optional<CellIndex> built,
+                   BuildPackedCells(*in_, plan_, tiles, lo, hi, nullptr));
+  if (!built || built->cell_count != end - first) {
+    return Error::Corrupt(
+        fmt::format("sparse window {} of {}: sub-window {} holds {} cells, the counts kept say {}",
+                    w, starts_.size(), s, built ? built->cell_count : 0, end - first));
+  }
+  std::shared_ptr<CellIndex> index = Keep(std::move(*built));
+  std::lock_guard<std::mutex> lock(mu_);
+  ++sub_builds_;
+  sub_kept_.emplace_back(std::pair<size_t, size_t>(w, s), index);
+  pool_->Hold(owner_, index, index->footprint());
+  if (sub_kept_.size() > kKept) {
+    if (auto oldest = sub_kept_.front().second.lock()) pool_->Release(oldest.get());
+    sub_kept_.erase(sub_kept_.begin());
+  }
+  return Part{std::move(index), first};
+}
+
 namespace {
-constexpr uint32_t kCountsFormat = 1;
+constexpr uint32_t kCountsFormat = 2;
 }  // namespace
 
 std::string SparseWindows::SaveCounts() const {
@@ -495,6 +588,10 @@ std::string SparseWindows::SaveCounts() const {
   for (const Range& r : box_) {
     w.Put<uint32_t>(static_cast<uint32_t>(r.lo.size())).PutBytes(r.lo);
     w.Put<uint32_t>(static_cast<uint32_t>(r.hi.size())).PutBytes(r.hi);
+  }
+  for (const std::vector<SubCut>& cuts : subs_) {
+    w.Put<uint32_t>(static_cast<uint32_t>(cuts.size()));
+    for (const SubCut& c : cuts) w.Put<uint64_t>(c.row).Put<uint64_t>(c.first);
   }
   return std::string(reinterpret_cast<const char*>(w.bytes().data()), w.size());
 }
@@ -541,12 +638,33 @@ Status SparseWindows::RestoreCounts(std::string_view saved) const {
       side->assign(b.begin(), b.end());
     }
   }
+  // Each window's sub-windows: rows ascending within the window, cells
+  // ascending within its cells (a build checks it holds them).
+  std::vector<std::vector<SubCut>> subs(n);
+  for (size_t w = 0; w < n; ++w) {
+    ASSIGN_OR_RETURN(uint32_t m, r.Read<uint32_t>("sub-windows"));
+    if (m >= kSubs) return bad("more sub-windows than a window cuts");
+    uint64_t row = starts_[w], cell = w == 0 ? 0 : ends[w - 1];
+    const uint64_t last_row = Rows(w).second;
+    for (uint32_t i = 0; i < m; ++i) {
+      SubCut c;
+      ASSIGN_OR_RETURN(c.row, r.Read<uint64_t>("sub-window row"));
+      ASSIGN_OR_RETURN(c.first, r.Read<uint64_t>("sub-window cell"));
+      if (c.row <= row || c.row > last_row || c.first < cell || c.first > ends[w]) {
+        return bad("a sub-window outside its window");
+      }
+      row = c.row;
+      cell = c.first;
+      subs[w].push_back(c);
+    }
+  }
   if (!r.empty()) return bad("bytes past the end");
   std::lock_guard<std::mutex> lock(mu_);
   if (!std::equal(ends_.begin(), ends_.end(), ends.begin())) {
     return bad("window counts other than those counted here");
   }
   ends_ = std::move(ends);
+  subs_ = std::move(subs);
   ended_ = std::move(ended);
   box_ = std::move(box);
   box_set_ = box_set != 0;
@@ -556,6 +674,11 @@ Status SparseWindows::RestoreCounts(std::string_view saved) const {
 uint64_t SparseWindows::builds() const {
   std::lock_guard<std::mutex> lock(mu_);
   return builds_;
+}
+
+uint64_t SparseWindows::sub_builds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sub_builds_;
 }
 
 uint64_t SparseWindows::reuses() const {

@@ -17,7 +17,12 @@
 // that reach into the next window are handed to its build, so a pass in
 // order decodes each coordinate tile once. Windows are counted in order as
 // they are first built: a read at cell i first builds, once, the windows
-// before it whose counts are not known yet.
+// before it whose counts are not known yet. A window counted also cuts
+// itself into kSubs sub-windows of about equal cells (their first rows
+// and cells, kept with the counts): a read that jumps into a window not
+// kept (a `tail`, a seek) builds only the sub-window holding its cell, a
+// sixteenth of the sort and of the coordinate tiles; a reader going on
+// from the window before builds it whole.
 #pragma once
 
 #include <condition_variable>
@@ -52,6 +57,7 @@ uint64_t IndexWindowCells(uint64_t tile_budget);
 class SparseWindows {
  public:
   static constexpr size_t kKept = 2;
+  static constexpr size_t kSubs = 16;
   // Waits for a window being built in the background.
   ~SparseWindows();
   SparseWindows(const SparseWindows&) = delete;
@@ -120,6 +126,8 @@ class SparseWindows {
   // a window dropped (tests).
   uint64_t builds() const;
   uint64_t reuses() const;
+  // The sub-window builds so far (tests).
+  uint64_t sub_builds() const;
   // Returns once no window waits to be built in the background or is being
   // built (tests: what a reader's Locate sent ahead is then done).
   void WaitForAhead() const;
@@ -133,6 +141,11 @@ class SparseWindows {
   // Window w, kept or built. `ahead` (the background thread): built only
   // while the reader is still at window w - 1, else a null index.
   Result<Part> Build(size_t w, bool ahead = false) const;
+  // Sub-window s of window w (counted, with its cuts), kept or built.
+  Result<Part> BuildSub(size_t w, size_t s) const;
+  // Whether a read of window w goes on from the window before (or starts
+  // at the first): mu_ held.
+  bool OnwardLocked(size_t w) const { return w == 0 ? last_got_ == SIZE_MAX : last_got_ == w - 1; }
   // Has window w built by the background thread (started on first use).
   void BuildAhead(size_t w) const;
   void AheadLoop() const;
@@ -149,6 +162,14 @@ class SparseWindows {
   mutable std::vector<std::pair<uint64_t, size_t>> ended_;  // (end, tile) of windows counted
   mutable std::vector<Range> box_;  // per dimension, over the windows counted (box_set_)
   mutable bool box_set_ = false;
+  // A sub-window's first row (OrderedValue) and first view cell.
+  struct SubCut {
+    uint64_t row = 0;
+    uint64_t first = 0;
+  };
+  // Per window counted, where its sub-windows after the first start
+  // (ascending rows; none for a window that does not pack its keys).
+  mutable std::vector<std::vector<SubCut>> subs_;
   bool generic_ = false;  // coordinates that do not pack: windows of key_ (BuildKeyWindow)
   // Windows built from runs (run_index.h) where they give the order; after
   // kRunsMisses windows where they did not, from keys alone.
@@ -158,9 +179,14 @@ class SparseWindows {
   WindowKey key_;
   // Newest last; each held in pool_ (and by readers), so it may be gone.
   mutable std::vector<std::pair<size_t, std::weak_ptr<CellIndex>>> kept_;
-  mutable size_t last_got_ = SIZE_MAX;  // the window Get was last asked for
+  mutable size_t last_got_ = SIZE_MAX;  // the window Get or BuildSub was last asked for
+  mutable size_t sub_of_ = SIZE_MAX;    // the window of the last BuildSub
   mutable uint64_t builds_ = 0;
   mutable uint64_t reuses_ = 0;
+  mutable uint64_t sub_builds_ = 0;
+  // The sub-windows kept ((window, sub), newest last; at most kKept), held
+  // in pool_ as windows are.
+  mutable std::vector<std::pair<std::pair<size_t, size_t>, std::weak_ptr<CellIndex>>> sub_kept_;
   mutable std::mutex build_mu_;  // one build at a time; guards the carry
   // The coordinate tiles reaching into window carry_for_, held in pool_.
   mutable std::weak_ptr<CoordCarry> carry_;

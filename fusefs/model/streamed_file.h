@@ -173,7 +173,7 @@ struct IndexedView {
 // The saved form's version, part of the index's keys too: bump it when the
 // form or any file's text changes (a value rendered otherwise would not
 // fit the sizes kept).
-inline constexpr uint32_t kIndexedViewFormat = 2;
+inline constexpr uint32_t kIndexedViewFormat = 3;
 // As bytes, and back. Load checks that each layout holds together (its
 // pieces cover its cells, its starts ascend from its header to its body's
 // end): kCorrupt otherwise, nothing taken. The counts are checked when a

@@ -475,5 +475,89 @@ TEST(SparseWindowsWrittenTest, ViewsNotReadLetTheirWindowsGoToTheOnesRead) {
   EXPECT_EQ((*c)->builds(), built_c);
 }
 
+// Counts kept across mounts (SaveCounts) hold where each window's
+// sub-windows start: a read jumping into a window (a `tail`) builds only
+// the sub-window of its cell, a reader going on builds the next ones,
+// then whole windows from the next window on. Every cell is the whole
+// index's. A sub-window whose kept count is wrong is kCorrupt, never
+// other cells.
+TEST(SparseWindowsWrittenTest, AJumpBuildsOnlyTheSubWindowOfItsCell) {
+  BandedArray banded("windows_subs", 80);
+  ASSERT_TRUE(banded.view);
+  ViewInputs in = InputsOf(*banded.view);
+  in.window_runs = false;  // windows of packed keys: runs hold no rows to cut at
+  auto whole = BuildSparseIndex(in);
+  ASSERT_TRUE(whole.ok());
+  auto counted = SparseWindows::Make(in, 1000, false);
+  ASSERT_TRUE(counted.ok() && *counted);
+  ASSERT_GE((*counted)->windows(), 10u);
+  ASSERT_TRUE((*counted)->CellCount().ok());
+  const std::string saved = (*counted)->SaveCounts();
+  ASSERT_FALSE(saved.empty());
+  auto fresh = [&](const std::string& counts) {
+    auto w = SparseWindows::Make(in, 1000, false);
+    EXPECT_TRUE(w.ok() && *w);
+    EXPECT_TRUE((*w)->RestoreCounts(counts).ok());
+    return std::move(*w);
+  };
+  auto expect_whole_cells = [&](const SparseWindows::Part& p) {
+    for (uint64_t i = 0; i < p.index->cell_count; ++i) {
+      const CellRef got = p.index->At(i), want = whole->At(p.first + i);
+      ASSERT_TRUE(got.fragment == want.fragment && got.tile == want.tile && got.pos == want.pos)
+          << "view cell " << p.first + i;
+    }
+  };
+  const uint64_t cells = whole->cell_count;
+
+  auto tail = fresh(saved);
+  auto last = tail->Locate(cells - 1);
+  ASSERT_TRUE(last.ok()) << last.error().ToString();
+  EXPECT_EQ(tail->builds(), 0u);
+  EXPECT_EQ(tail->sub_builds(), 1u);
+  EXPECT_EQ(last->first + last->index->cell_count, cells);
+  EXPECT_LE(last->index->cell_count, 2000u / SparseWindows::kSubs) << "about a sixteenth";
+  expect_whole_cells(*last);
+
+  // From the middle of window 4 to the end of window 7, one cell at a time.
+  auto on = fresh(saved);
+  uint64_t cell = 0;
+  for (int w = 0; w < 4; ++w) {
+    auto p = (*counted)->Locate(cell);
+    ASSERT_TRUE(p.ok());
+    cell = p->first + p->index->cell_count;
+  }
+  auto window4 = (*counted)->Locate(cell);
+  ASSERT_TRUE(window4.ok());
+  uint64_t end = cell;
+  for (int w = 4; w < 8; ++w) {
+    auto p = (*counted)->Locate(end);
+    ASSERT_TRUE(p.ok());
+    end = p->first + p->index->cell_count;
+  }
+  for (uint64_t c = cell + window4->index->cell_count / 2; c < end;) {
+    auto p = on->Locate(c);
+    ASSERT_TRUE(p.ok()) << p.error().ToString();
+    ASSERT_LE(p->first, c);
+    expect_whole_cells(*p);
+    c = p->first + p->index->cell_count;
+  }
+  EXPECT_GE(on->sub_builds(), SparseWindows::kSubs / 4) << "the rest of window 4, a sub at a time";
+  EXPECT_EQ(on->builds(), 3u) << "windows 5, 6 and 7 whole";
+
+  // The last sub-window's first cell one too early.
+  std::string wrong = saved;
+  uint64_t first;
+  std::memcpy(&first, wrong.data() + wrong.size() - 8, 8);
+  --first;
+  std::memcpy(wrong.data() + wrong.size() - 8, &first, 8);
+  auto lying = SparseWindows::Make(in, 1000, false);
+  ASSERT_TRUE(lying.ok() && *lying);
+  ASSERT_TRUE((*lying)->RestoreCounts(wrong).ok());
+  auto bad = (*lying)->Locate(cells - 1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(bad.error().message().find("sub-window"), std::string::npos) << bad.error().message();
+}
+
 }  // namespace
 }  // namespace tiledbfs::core
