@@ -15,8 +15,13 @@ own. Then, each on a fresh mount with its own -o index_dir:
           that index (target: <= 5% of the first);
   whole   the same `ls -l` of the grown array with -o index=off (the pass
           the append would cost without the index).
+Each of the last two mounts then times `tail -c 100 data.csv` (after the
+append it counts only the windows from the base's last on), and a last
+mount over the index times both again (the counts that tail made were
+written back at unmount).
 The append's listing must equal the whole one's, size for size, and its
-mount must decode no tile of the 8 first fragments (tiledbfs -o stats).
+mount must decode no tile of the 8 first fragments (tiledbfs -o stats);
+every tail must print the same bytes.
 """
 import os
 import shutil
@@ -51,9 +56,11 @@ def schema(rows, cols):
 }}"""
 
 
-def timed_look(bin_dir, array, mnt, options):
+def timed_look(bin_dir, array, mnt, options, tails=None):
     """Seconds for `ls -l` of /, attributes/, dimensions/ on a fresh mount;
-    its listing; and the -o stats line the daemon prints at unmount."""
+    its listing; and the -o stats line the daemon prints at unmount. With
+    `tails` (a list), then appends (seconds, bytes) of `tail -c 100
+    data.csv`."""
     daemon = subprocess.Popen([os.path.join(bin_dir, "tiledbfs"), "-f", "-o", options + ",stats",
                                array, mnt], stderr=subprocess.PIPE, text=True)
     while not os.path.ismount(mnt):
@@ -64,6 +71,10 @@ def timed_look(bin_dir, array, mnt, options):
     listing = run("ls", "-l", "--time-style=+", mnt, f"{mnt}/attributes", f"{mnt}/dimensions",
                   capture_output=True, text=True).stdout
     took = time.monotonic() - t0
+    if tails is not None:
+        t1 = time.monotonic()
+        last = run("tail", "-c", "100", f"{mnt}/data.csv", capture_output=True).stdout
+        tails.append((time.monotonic() - t1, last))
     run("fusermount3", "-u", mnt)
     err = daemon.communicate()[1]
     stats = [x for x in err.splitlines() if "decoded" in x]
@@ -104,16 +115,23 @@ def main():
     band = max(1, -(-added * 10 // cols))  # rows for 10% density
     run(mk, "write", array, "--timestamp", "100", "--synthetic", "2", "--cells", str(added),
         "--subarray", f"{rows}:{rows + band - 1},0:{cols - 1}", stdout=subprocess.DEVNULL)
-    after, sizes, stats = timed_look(bin_dir, array, mnt, f"index=on,index_dir={index}")
-    whole, want, _ = timed_look(bin_dir, array, mnt, "index=off")
+    tails = []
+    after, sizes, stats = timed_look(bin_dir, array, mnt, f"index=on,index_dir={index}", tails)
+    whole, want, _ = timed_look(bin_dir, array, mnt, "index=off", tails)
+    again, _, _ = timed_look(bin_dir, array, mnt, f"index=on,index_dir={index}", tails)
     if sizes != want:
         sys.exit("bench_index_append: the listing with the index differs from the one without")
+    if len({t[1] for t in tails}) != 1:
+        sys.exit("bench_index_append: tail -c 100 data.csv printed other bytes")
     print(f"    first ls -l (writes the index)          {first * 1000:9.0f} ms")
     print(f"    after appending {added} cells (1 %): ls -l {after * 1000:9.0f} ms   "
           f"{after / first:.3f} x the first (target <= 0.05)")
     print(f"    the same without the index (a pass)     {whole * 1000:9.0f} ms   "
           f"the append costs {after / whole:.3f} x it")
     print(f"    tiles the append's mount decoded: {stats.strip()}")
+    print(f"    then tail -c 100 data.csv               {tails[0][0] * 1000:9.0f} ms   "
+          f"(without the index {tails[1][0] * 1000:.0f} ms)")
+    print(f"    the next mount: ls -l {again * 1000:.0f} ms, tail {tails[2][0] * 1000:.0f} ms")
     shutil.rmtree(base, ignore_errors=True)
 
 

@@ -145,6 +145,19 @@ Status ArrayView::RestoreCounts(std::string_view saved) const {
   return Ok();
 }
 
+bool ArrayView::Counted() const {
+  Result<const SparseWindows*> windows = Windows();
+  return !windows.ok() || *windows == nullptr || (*windows)->Counted();
+}
+
+Result<size_t> ArrayView::TakeCountsBefore(std::string_view base, Bytes row) const {
+  ASSIGN_OR_RETURN(const SparseWindows* windows, Windows());
+  if (windows == nullptr || base.empty()) return size_t{0};
+  const Datatype type = schema_->dimensions[0].type;
+  if (!Packable(type) || row.size() != DatatypeSize(type)) return size_t{0};
+  return windows->TakeCountsBefore(base, OrderedValue(type, row.data()));
+}
+
 std::shared_ptr<const ArrayView> ArrayView::WithIndexWindow(uint64_t cells,
                                                             const void* owner) const {
   ViewInputs in = Inputs();

@@ -83,9 +83,9 @@ class ArrayView {
   // the persistent index keeps of a view: two views with the same of both
   // hold the same cells in the same order.
   std::string Identity() const;
-  // The sparse windows' counts (SparseWindows::SaveCounts) once every
-  // window is counted; for a sparse view indexed whole, its cell count once
-  // the index is built; empty for other views.
+  // The sparse windows' counts (SparseWindows::SaveCounts) once a window
+  // is counted; for a sparse view indexed whole, its cell count once the
+  // index is built; empty for other views.
   std::string SaveCounts() const;
   // Gives them back to a fresh view of the same Identity: no window need
   // be built to count the cells or to find a cell, and a view indexed whole
@@ -94,6 +94,16 @@ class ArrayView {
   // (SparseWindows::RestoreCounts); Ok, taking nothing, for a dense view
   // or saved counts of another kind.
   Status RestoreCounts(std::string_view saved) const;
+  // Takes the counts of the windows that SaveCounts of `base` (a view
+  // whose cells are all this one's, and whose fragments are this one's
+  // first, in the same order) holds wholly below `row` (a value of the
+  // first dimension, which must be integer-like): the other cells all lie
+  // from `row` on (SparseWindows::TakeCountsBefore). Returns the windows
+  // taken: 0 for a view not indexed in windows.
+  Result<size_t> TakeCountsBefore(std::string_view base, Bytes row) const;
+  // Whether SaveCounts holds every window's count: false for a sparse view
+  // indexed in windows until a read or RestoreCounts counted them all.
+  bool Counted() const;
   // How many windows the sparse index is cut into; 0 where it is built
   // whole (or the view is dense).
   Result<size_t> IndexWindows() const;

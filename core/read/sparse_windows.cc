@@ -9,8 +9,6 @@
 #include "core/read/coords.h"
 #include "core/read/sparse_index.h"
 #include "core/read/tile_cache.h"
-#include "core/util/byte_reader.h"
-#include "core/util/byte_writer.h"
 #include "core/util/parallel.h"
 
 namespace tiledbfs::core {
@@ -569,106 +567,6 @@ Result<SparseWindows::Part> SparseWindows::BuildSub(size_t w, size_t s) const {
     sub_kept_.erase(sub_kept_.begin());
   }
   return Part{std::move(index), first};
-}
-
-namespace {
-constexpr uint32_t kCountsFormat = 2;
-}  // namespace
-
-std::string SparseWindows::SaveCounts() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (ends_.size() != starts_.size()) return "";
-  ByteWriter w;
-  w.Put<uint32_t>(kCountsFormat).Put<uint64_t>(starts_.size());
-  for (uint64_t s : starts_) w.Put<uint64_t>(s);
-  for (uint64_t e : ends_) w.Put<uint64_t>(e);
-  w.Put<uint64_t>(ended_.size());
-  for (const auto& [end, tile] : ended_) w.Put<uint64_t>(end).Put<uint64_t>(tile);
-  w.Put<uint8_t>(box_set_ ? 1 : 0).Put<uint32_t>(static_cast<uint32_t>(box_.size()));
-  for (const Range& r : box_) {
-    w.Put<uint32_t>(static_cast<uint32_t>(r.lo.size())).PutBytes(r.lo);
-    w.Put<uint32_t>(static_cast<uint32_t>(r.hi.size())).PutBytes(r.hi);
-  }
-  for (const std::vector<SubCut>& cuts : subs_) {
-    w.Put<uint32_t>(static_cast<uint32_t>(cuts.size()));
-    for (const SubCut& c : cuts) w.Put<uint64_t>(c.row).Put<uint64_t>(c.first);
-  }
-  return std::string(reinterpret_cast<const char*>(w.bytes().data()), w.size());
-}
-
-Status SparseWindows::RestoreCounts(std::string_view saved) const {
-  ByteReader r(AsBytes(saved));
-  auto bad = [](std::string_view what) {
-    return Error::Corrupt(fmt::format("saved sparse window counts: {}", what));
-  };
-  ASSIGN_OR_RETURN(uint32_t format, r.Read<uint32_t>("format"));
-  if (format != kCountsFormat) return bad("another format");
-  ASSIGN_OR_RETURN(uint64_t n, r.Read<uint64_t>("windows"));
-  if (n != starts_.size() || n > r.remaining() / 16) return bad("other windows");
-  for (uint64_t s : starts_) {
-    ASSIGN_OR_RETURN(uint64_t got, r.Read<uint64_t>("window start"));
-    if (got != s) return bad("windows cut elsewhere");
-  }
-  std::vector<uint64_t> ends(n);
-  for (uint64_t& e : ends) {
-    ASSIGN_OR_RETURN(e, r.Read<uint64_t>("window end"));
-    if (&e != ends.data() && e < (&e)[-1]) return bad("window ends descend");
-  }
-  // No more cells than the view's tiles hold: a count past them would
-  // size files and reads from nothing.
-  if (ends.back() > plan_.total_cells) return bad("more cells than the tiles hold");
-  ASSIGN_OR_RETURN(uint64_t m, r.Read<uint64_t>("tile ends"));
-  if (m > rows_.size() || m > r.remaining() / 16) return bad("more tile ends than tiles");
-  std::vector<std::pair<uint64_t, size_t>> ended(m);
-  for (auto& [end, tile] : ended) {
-    ASSIGN_OR_RETURN(end, r.Read<uint64_t>("tile end"));
-    ASSIGN_OR_RETURN(uint64_t t, r.Read<uint64_t>("tile"));
-    if (t >= rows_.size() || end > ends.back()) return bad("a tile end past the tiles or cells");
-    tile = static_cast<size_t>(t);
-  }
-  if (!std::is_sorted(ended.begin(), ended.end())) return bad("tile ends out of order");
-  ASSIGN_OR_RETURN(uint8_t box_set, r.Read<uint8_t>("box set"));
-  ASSIGN_OR_RETURN(uint32_t dims, r.Read<uint32_t>("box dimensions"));
-  if (dims != box_.size()) return bad("another number of dimensions");
-  std::vector<Range> box(dims);
-  for (Range& range : box) {
-    for (ByteVec* side : {&range.lo, &range.hi}) {
-      ASSIGN_OR_RETURN(uint32_t len, r.Read<uint32_t>("box value size"));
-      ASSIGN_OR_RETURN(Bytes b, r.ReadBytes(len, "box value"));
-      side->assign(b.begin(), b.end());
-    }
-  }
-  // Each window's sub-windows: rows ascending within the window, cells
-  // ascending within its cells (a build checks it holds them).
-  std::vector<std::vector<SubCut>> subs(n);
-  for (size_t w = 0; w < n; ++w) {
-    ASSIGN_OR_RETURN(uint32_t m, r.Read<uint32_t>("sub-windows"));
-    if (m >= kSubs) return bad("more sub-windows than a window cuts");
-    uint64_t row = starts_[w], cell = w == 0 ? 0 : ends[w - 1];
-    const uint64_t last_row = Rows(w).second;
-    for (uint32_t i = 0; i < m; ++i) {
-      SubCut c;
-      ASSIGN_OR_RETURN(c.row, r.Read<uint64_t>("sub-window row"));
-      ASSIGN_OR_RETURN(c.first, r.Read<uint64_t>("sub-window cell"));
-      if (c.row <= row || c.row > last_row || c.first < cell || c.first > ends[w]) {
-        return bad("a sub-window outside its window");
-      }
-      row = c.row;
-      cell = c.first;
-      subs[w].push_back(c);
-    }
-  }
-  if (!r.empty()) return bad("bytes past the end");
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!std::equal(ends_.begin(), ends_.end(), ends.begin())) {
-    return bad("window counts other than those counted here");
-  }
-  ends_ = std::move(ends);
-  subs_ = std::move(subs);
-  ended_ = std::move(ended);
-  box_ = std::move(box);
-  box_set_ = box_set != 0;
-  return Ok();
 }
 
 uint64_t SparseWindows::builds() const {

@@ -54,6 +54,8 @@ namespace tiledbfs::core {
 // never fewer than 64 Ki cells (a tile's cells, about).
 uint64_t IndexWindowCells(uint64_t tile_budget);
 
+struct SavedWindowCounts;  // SaveCounts read back (sparse_windows_counts.cc)
+
 class SparseWindows {
  public:
   static constexpr size_t kKept = 2;
@@ -108,17 +110,27 @@ class SparseWindows {
   // its rectangle ends in, after the cells up to its rectangle's upper
   // corner (TileEnds).
   std::vector<size_t> TilesEndingIn(uint64_t from, uint64_t to) const;
-  // What counting every window found (each window's end, where the tiles
-  // end, the box), to be kept across mounts (the persistent index): the
-  // windows of a fresh view of the same inputs, cut as these are, take it
-  // back (RestoreCounts) instead of building every window to count it.
-  // Empty until Counted().
+  // What counting the windows found so far (the first ones: each one's
+  // end, where the tiles end, the box, the sub-windows), to be kept across
+  // mounts (the persistent index): the windows of a fresh view of the same
+  // inputs, cut as these are, take it back (RestoreCounts) instead of
+  // building every window to count it. Empty before a window is counted.
+  // The box holds the cells of the windows counted, and none outside the
+  // view's own box.
   std::string SaveCounts() const;
   // kCorrupt, taking nothing, where `saved` is not SaveCounts of windows
   // cut as these are, or disagrees with the windows counted already. A
   // window built later that does not hold the cells `saved` says is
   // kCorrupt, as is any window counted twice with two counts.
   Status RestoreCounts(std::string_view saved) const;
+  // Takes from SaveCounts of another view the windows counted there that
+  // are cut as these are and lie wholly below row `row` (OrderedValue);
+  // returns how many (none where this view counted a window already). The
+  // other view's cells must all be this view's, those in rows below `row`
+  // exactly this view's, from the same tiles numbered alike (its
+  // fragments first, in the same order): a view appended to past `row`.
+  // kCorrupt for bytes that are not SaveCounts.
+  Result<size_t> TakeCountsBefore(std::string_view saved, uint64_t row) const;
   // Lets the pool go of the windows kept and the carry (a reader done with
   // the view: a diff's box read to its end); they are built again if read.
   void LetGo() const;
@@ -141,6 +153,8 @@ class SparseWindows {
   // Window w, kept or built. `ahead` (the background thread): built only
   // while the reader is still at window w - 1, else a null index.
   Result<Part> Build(size_t w, bool ahead = false) const;
+  // The first `windows` windows of `saved` as counted here (mu_ held).
+  void TakeLocked(SavedWindowCounts saved, size_t windows) const;
   // Sub-window s of window w (counted, with its cuts), kept or built.
   Result<Part> BuildSub(size_t w, size_t s) const;
   // Whether a read of window w goes on from the window before (or starts

@@ -79,6 +79,12 @@ class ArrayTree final : public Tree {
   // How many views were laid out from an indexed view they extend
   // (ExtendIndexed), not by a pass.
   uint64_t layout_extensions() const { return layout_extensions_.load(); }
+  // The windows whose counts views extending a base took from it
+  // (ExtendIndexed: ArrayView::TakeCountsBefore) instead of counting them.
+  uint64_t windows_taken() const { return windows_taken_.load(); }
+  // Writes back to the index the counts of windows counted since their
+  // view's entry was written (PartlyCounted).
+  ~ArrayTree() override;
 
  private:
   ArrayTree() = default;
@@ -208,6 +214,18 @@ class ArrayTree final : public Tree {
   std::pair<std::string, std::shared_ptr<const DiffFiles>> last_diff_;  // (diff_mu_)
   std::atomic<uint64_t> layout_passes_{0};
   std::atomic<uint64_t> layout_extensions_{0};
+  std::atomic<uint64_t> windows_taken_{0};
+  // Views whose index entry holds the counts of only some of their windows
+  // (an append's: TakeCountsBefore), by index key, with those counts: the
+  // windows a read counts later are written back to the entry when the
+  // tree goes (under mu_).
+  struct PartlyCounted {
+    std::weak_ptr<const core::ArrayView> view;
+    std::string counts;
+  };
+  std::map<std::string, PartlyCounted> partly_counted_;
+  // Notes a view whose entry under `index_key` holds `counts` (PartlyCounted).
+  void NotePartlyCounted(const Scope& scope, const std::string& index_key, std::string counts);
   std::set<std::string> index_missing_;  // views FromIndex did not find (under mu_)
   std::set<std::string> index_counted_;  // views whose counts were looked up (under mu_)
   // Layout passes under way, by cache key (under mu_).

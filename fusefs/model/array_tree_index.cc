@@ -58,6 +58,7 @@ std::shared_ptr<const StreamLayout> ArrayTree::FromIndex(const Scope& scope, Pen
     if (!scope.view->RestoreCounts(saved->counts).ok()) return missing();
     Result<uint64_t> cells = scope.view->CellCount();
     if (!cells.ok() || *cells != saved->layouts.csv.cells) return missing();
+    NotePartlyCounted(scope, *index_key, std::move(saved->counts));
   }
   // Cells found not to fit a layout (bytes changed where no listing shows
   // it) drop the entry, once: that read fails, and the next mount lays the
@@ -77,11 +78,38 @@ void ArrayTree::ToIndex(const Scope& scope, const ViewLayouts& layouts) {
   if (!options_.index || scope.diff) return;
   const std::optional<std::string> index_key = IndexKey(scope);
   if (!index_key) return;
-  options_.index->Put(*index_key, SaveIndexedView(IndexedView{scope.view->SaveCounts(), layouts}));
+  std::string counts = scope.view->SaveCounts();
+  options_.index->Put(*index_key, SaveIndexedView(IndexedView{counts, layouts}));
+  NotePartlyCounted(scope, *index_key, std::move(counts));
   ToBase(scope, *index_key, layouts.csv.cells);
   std::lock_guard<std::mutex> lock(mu_);
   index_missing_.erase(scope.key);
   index_counted_.insert(scope.key);  // counted by the pass
+}
+
+void ArrayTree::NotePartlyCounted(const Scope& scope, const std::string& index_key,
+                                  std::string counts) {
+  if (scope.view->Counted()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (partly_counted_.size() >= 64) return;  // a few appended views per mount
+  partly_counted_[index_key] = PartlyCounted{scope.view, std::move(counts)};
+}
+
+ArrayTree::~ArrayTree() {
+  if (!options_.index) return;
+  for (auto& [key, partly] : partly_counted_) {
+    std::shared_ptr<const core::ArrayView> view = partly.view.lock();
+    if (!view) continue;
+    std::string counts = view->SaveCounts();
+    if (counts == partly.counts) continue;
+    // The entry as written, if it still is: its layouts with more counts.
+    std::optional<std::string> entry = options_.index->Get(key);
+    if (!entry) continue;
+    Result<IndexedView> saved = LoadIndexedView(*entry);
+    if (!saved.ok() || saved->counts != partly.counts) continue;
+    saved->counts = std::move(counts);
+    options_.index->Put(key, SaveIndexedView(*saved));
+  }
 }
 
 namespace {
@@ -172,10 +200,13 @@ Result<std::optional<ViewLayouts>> ArrayTree::ExtendIndexed(const Scope& scope,
   const uint64_t base_time = base["timestamp"].get<uint64_t>();
   const core::Datatype t = schema.dimensions[0].type;
   std::optional<__int128> last_row;
+  bool first_in_order = true;  // the base's fragments are the view's first, in order
+  size_t position = 0;
   for (const Json& token : base["fragments"]) {
     if (!token.is_string()) return none;
     auto it = at.find(token.get<std::string>());
     if (it == at.end()) return none;
+    first_in_order = first_in_order && it->second == position++;
     const core::FragmentMetadata& f = *fragments[it->second];
     const core::FragmentFooter& ft = f.footer();
     if (f.name().t2 > base_time || f.name().t2 > scope.view->timestamp()) return none;
@@ -220,6 +251,13 @@ Result<std::optional<ViewLayouts>> ArrayTree::ExtendIndexed(const Scope& scope,
     return extended.error();
   }
   ++layout_extensions_;
+  // The base's windows below the new rows hold the same cells: counted
+  // already (their tiles numbered alike when its fragments come first).
+  // Counts that do not read back cost only speed: the windows are counted.
+  if (first_in_order) {
+    Result<size_t> taken = scope.view->TakeCountsBefore(indexed->counts, rows.lo);
+    if (taken.ok()) windows_taken_ += *taken;
+  }
   return std::optional<ViewLayouts>(std::move(extended).value());
 }
 

@@ -260,9 +260,10 @@ TEST(SparseWindowsTest, SavedCountsNeedNoWindowBuilt) {
       }
       EXPECT_FALSE((*view)->WithIndexWindow(3)->RestoreCounts(saved + "x").ok());
       // The last window's end (after the format, the window count, the
-      // starts and the other ends) past the cells the tiles hold.
+      // starts, the windows counted and the other ends) past the cells the
+      // tiles hold.
       std::string more = saved;
-      const size_t last_end = 4 + 8 + 16 * static_cast<size_t>(*windows) - 8;
+      const size_t last_end = 4 + 8 + 16 * static_cast<size_t>(*windows);
       const uint64_t huge = uint64_t{1} << 60;
       std::memcpy(more.data() + last_end, &huge, 8);
       EXPECT_FALSE((*view)->WithIndexWindow(3)->RestoreCounts(more).ok()) << "a count too big";

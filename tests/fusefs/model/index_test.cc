@@ -490,5 +490,80 @@ TEST(IndexTest, WhatDoesNotFollowTheBaseIsLaidOutWhole) {
   EXPECT_EQ(c.extensions, 0u);
 }
 
+// Window counts after an append (ArrayView::TakeCountsBefore): the grown
+// view takes the counts of the base's windows below its new rows, so that
+// a `tail` of data.csv right after the append counts only the windows from
+// the base's last on; the tree writes what that tail counted back to the
+// entry when it goes, and the next tree's tail counts no window. Why
+// 300,000 cells: a window is at least 64 Ki cells (IndexWindowCells), and
+// only a view of several windows takes counts.
+TEST(IndexTest, AnAppendTakesTheCountsOfTheBasesWindows) {
+  // Space tiles 10 columns wide: each row takes cells from 10 tiles, so
+  // windows are built from keys (runs would be a cell long) and cut into
+  // sub-windows.
+  constexpr const char* kRows = R"({
+    "array_type": "sparse", "capacity": 1000, "allows_dups": false,
+    "dims": [{"name": "r", "type": "INT64", "domain": [0, 99999], "tile_extent": 1000},
+             {"name": "c", "type": "INT32", "domain": [0, 99], "tile_extent": 10}],
+    "attrs": [{"name": "v", "type": "FLOAT64"}]})";
+  constexpr uint64_t kSmall = uint64_t{8} << 20;  // windows of 64 Ki cells
+  constexpr uint64_t kPiece = 4096;
+  core::TempArray array("index_append_windows");
+  const core::ArraySchema s = array.Create(kRows);
+  Write(array, s, 0, 59999, 3, 100000, 10, 1);
+  const fs::path index = array.root().string() + ".index";
+  std::vector<std::string> log;
+  {
+    Opened first = OpenArray(array.root(), StoreIn(index.string(), &log), kSmall, kPiece);
+    ASSERT_NE(first.array, nullptr);
+    for (const std::string& f : RootFiles(*first.tree)) ASSERT_TRUE(first.tree->GetAttr(f).ok());
+  }
+  Write(array, s, 60000, 60999, 1, 3000, 20, 2);
+  // The last 100 bytes of data.csv, and the tiles of r decoded to size and
+  // read them.
+  auto tail = [](Tree& tree, uint64_t* decoded) {
+    const core::DecodeStats before = core::TileDecodeStats();
+    auto attr = tree.GetAttr("data.csv");
+    auto open = tree.Open("data.csv");
+    EXPECT_TRUE(attr.ok() && open.ok());
+    if (!attr.ok() || !open.ok()) return std::string();
+    std::string bytes = Read(**open, attr->size - 100, 100);
+    const core::DecodeStats after = core::TileDecodeStats();
+    auto r = [](const core::DecodeStats& d) {
+      auto it = d.by_field.find("r");
+      return it == d.by_field.end() ? uint64_t{0} : it->second;
+    };
+    *decoded = r(after) - r(before);
+    return bytes;
+  };
+  uint64_t pass = 0, after_append = 0, remounted = 0;
+  Opened off = OpenArray(array.root(), nullptr, kSmall, kPiece);
+  ASSERT_NE(off.array, nullptr);
+  const std::string want = tail(*off.tree, &pass);
+  const std::vector<std::string> files = RootFiles(*off.tree);
+  {
+    Opened on = OpenArray(array.root(), StoreIn(index.string(), &log), kSmall, kPiece);
+    ASSERT_NE(on.array, nullptr);
+    for (const std::string& f : files) ASSERT_TRUE(on.tree->GetAttr(f).ok());
+    EXPECT_EQ(on.array->layout_passes(), 0u);
+    EXPECT_EQ(on.array->layout_extensions(), 1u);
+    EXPECT_GE(on.array->windows_taken(), 2u);
+    EXPECT_EQ(tail(*on.tree, &after_append), want);
+  }
+  Opened again = OpenArray(array.root(), StoreIn(index.string(), &log), kSmall, kPiece);
+  ASSERT_NE(again.array, nullptr);
+  for (const std::string& f : files) ASSERT_TRUE(again.tree->GetAttr(f).ok());
+  EXPECT_EQ(again.array->layout_passes() + again.array->layout_extensions(), 0u);
+  EXPECT_EQ(tail(*again.tree, &remounted), want);
+  // The pass decodes every tile of r once.
+  EXPECT_LT(after_append, pass / 2) << "only the windows from the base's last on";
+  EXPECT_GT(after_append, 0u);
+  EXPECT_LT(remounted, after_append) << "no window counted: a sub-window built";
+  EXPECT_TRUE(log.empty()) << log.front();
+  std::cerr << "r tiles decoded: pass " << pass << ", after the append " << after_append
+            << ", remounted " << remounted << "\n";
+  fs::remove_all(index);
+}
+
 }  // namespace
 }  // namespace tiledbfs::fusefs::index_test
