@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,9 +38,15 @@ class DiffPlan {
   // The diff from `from` to `to` (either may be the later one), taken at
   // the requested instants (ms). kUnsupported if the schemas' dimensions
   // differ.
+  // `counts`: SaveCounts of an earlier plan of the same views (the
+  // persistent index), given to the slices before they are counted, so
+  // that they need not be; counts that do not fit are not taken.
   static Result<std::shared_ptr<const DiffPlan>> Make(std::shared_ptr<const ArrayView> from,
                                                       std::shared_ptr<const ArrayView> to,
-                                                      int64_t from_instant, int64_t to_instant);
+                                                      int64_t from_instant, int64_t to_instant,
+                                                      std::span<const std::string> counts = {});
+  // Each box's slices' counts (ArrayView::SaveCounts), from then to.
+  std::vector<std::string> SaveCounts() const;
 
   const ArraySchema& from_schema() const { return from_->schema(); }
   const ArraySchema& to_schema() const { return to_->schema(); }

@@ -224,8 +224,34 @@ Result<std::shared_ptr<const DiffFiles>> ArrayTree::Diff(const Scope& scope) {
   to.enums = scope.enums;
   to.instant = t2;
   ASSIGN_OR_RETURN(std::string log, RenderLog(*scope.array, UINT64_MAX));
-  ASSIGN_OR_RETURN(DiffFiles files, ComputeDiff(from, to, log, options_.piece_cells));
-  auto ptr = std::make_shared<const DiffFiles>(std::move(files));
+  // The persistent index keeps what the pass finds: a remount's diff of the
+  // same views makes none.
+  std::optional<std::string> index_key, saved;
+  if (options_.index) index_key = DiffIndexKey(scope, *from.view);
+  if (index_key) saved = options_.index->Get(*index_key);
+  DiffIndexed indexed;
+  std::string to_save;
+  indexed.to_save = &to_save;
+  if (saved) {
+    indexed.saved = *saved;
+    indexed.on_mismatch = [index = options_.index, key = *index_key,
+                           once =
+                               std::make_shared<std::atomic<bool>>(false)](const std::string& why) {
+      if (!once->exchange(true)) index->Drop(key, why);
+    };
+  }
+  Result<DiffFiles> computed = ComputeDiff(from, to, log, options_.piece_cells, &indexed);
+  if (!computed.ok()) {
+    // Counts taken from the entry that the cells do not hold: dropped, so
+    // that the next look makes the pass.
+    if (saved && computed.error().code() == core::ErrorCode::kCorrupt) {
+      options_.index->Drop(*index_key, computed.error().message());
+    }
+    return computed.error();
+  }
+  if (indexed.taken) ++diffs_indexed_;
+  if (index_key && !to_save.empty()) options_.index->Put(*index_key, to_save);
+  auto ptr = std::make_shared<const DiffFiles>(std::move(computed).value());
   diffs_.Put(key, ptr, ptr->footprint());
   last_diff_ = {key, ptr};
   return std::shared_ptr<const DiffFiles>(ptr);

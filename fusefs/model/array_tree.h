@@ -82,6 +82,8 @@ class ArrayTree final : public Tree {
   // The windows whose counts views extending a base took from it
   // (ExtendIndexed: ArrayView::TakeCountsBefore) instead of counting them.
   uint64_t windows_taken() const { return windows_taken_.load(); }
+  // Diffs served from the persistent index, with no pass (tests).
+  uint64_t diffs_indexed() const { return diffs_indexed_.load(); }
   // Writes back to the index the counts of windows counted since their
   // view's entry was written (PartlyCounted).
   ~ArrayTree() override;
@@ -164,6 +166,10 @@ class ArrayTree final : public Tree {
   // where there is none (no index, no entry, or one that does not fit: the
   // pass then runs, and ToIndex replaces it).
   std::optional<std::string> IndexKey(const Scope& scope) const;
+  // The index's key for the diff of `scope` (its view the later side) from
+  // `from`: both views' cells and files; nullopt where a file cannot be
+  // listed.
+  std::optional<std::string> DiffIndexKey(const Scope& scope, const core::ArrayView& from) const;
   std::shared_ptr<const StreamLayout> FromIndex(const Scope& scope, PendingLayout* pending,
                                                 const std::string& key);
   void ToIndex(const Scope& scope, const ViewLayouts& layouts);
@@ -215,6 +221,7 @@ class ArrayTree final : public Tree {
   std::atomic<uint64_t> layout_passes_{0};
   std::atomic<uint64_t> layout_extensions_{0};
   std::atomic<uint64_t> windows_taken_{0};
+  std::atomic<uint64_t> diffs_indexed_{0};
   // Views whose index entry holds the counts of only some of their windows
   // (an append's: TakeCountsBefore), by index key, with those counts: the
   // windows a read counts later are written back to the entry when the

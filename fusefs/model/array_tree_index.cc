@@ -30,6 +30,17 @@ std::optional<std::string> ArrayTree::IndexKey(const Scope& scope) const {
                      core::IndexDigest(scope.view->Identity() + *versions));
 }
 
+std::optional<std::string> ArrayTree::DiffIndexKey(const Scope& scope,
+                                                   const core::ArrayView& from) const {
+  Result<std::string> from_files = scope.array->FileVersions(from);
+  Result<std::string> to_files = scope.array->FileVersions(*scope.view);
+  if (!from_files.ok() || !to_files.ok() || !scope.diff) return std::nullopt;
+  return fmt::format("tiledbfs diff {}\n{}..{} piece {}\n{}\n{}", kIndexedViewFormat,
+                     scope.diff->first, scope.diff->second, options_.piece_cells,
+                     core::IndexDigest(from.Identity() + *from_files),
+                     core::IndexDigest(scope.view->Identity() + *to_files));
+}
+
 std::shared_ptr<const StreamLayout> ArrayTree::FromIndex(const Scope& scope, PendingLayout* pending,
                                                          const std::string& key) {
   if (!options_.index || scope.diff) return nullptr;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/util/byte_reader.h"
+#include "core/util/byte_writer.h"
 #include "core/util/text.h"
 #include "fusefs/model/instant.h"
 #include "fusefs/render/diff_csv.h"
@@ -127,6 +129,102 @@ std::string SummaryJson(const DiffSide& from, const DiffSide& to, std::string_vi
   return core::DumpJsonText(j, 2) + "\n";
 }
 
+// The pass's findings for one CSV file.
+struct Measure {
+  uint64_t rows = 0;
+  uint64_t end = 0;              // where the bytes so far end
+  std::vector<uint64_t> starts;  // where each piece starts in the file
+  std::vector<core::DiffPosition> marks;
+};
+using Measures = std::array<Measure, core::kDiffKinds>;
+
+constexpr uint32_t kSavedDiffFormat = 1;
+
+std::string SaveDiff(uint64_t piece, const Measures& m, const std::vector<std::string>& counts) {
+  core::ByteWriter w;
+  w.Put<uint32_t>(kSavedDiffFormat).Put<uint64_t>(piece);
+  for (const Measure& k : m) {
+    w.Put<uint64_t>(k.rows).Put<uint64_t>(k.end).Put<uint64_t>(k.starts.size());
+    for (uint64_t x : k.starts) w.Put<uint64_t>(x);
+    w.Put<uint64_t>(k.marks.size());
+    for (const core::DiffPosition& p : k.marks) {
+      w.Put<uint64_t>(p.at.size());
+      for (uint64_t x : p.at) w.Put<uint64_t>(x);
+    }
+  }
+  w.Put<uint64_t>(counts.size());
+  for (const std::string& c : counts) w.PutName64(c);
+  return std::string(reinterpret_cast<const char*>(w.bytes().data()), w.size());
+}
+
+struct SavedDiff {
+  uint64_t piece = 0;
+  Measures m;
+  std::vector<std::string> counts;
+};
+
+// Each vector's length is checked against the bytes left before it is
+// made: a hostile length is kCorrupt, never a huge allocation.
+Result<SavedDiff> LoadDiff(std::string_view saved) {
+  core::ByteReader r(core::AsBytes(saved));
+  auto bad = [](std::string_view what) {
+    return Error::Corrupt(fmt::format("saved diff: {}", what));
+  };
+  ASSIGN_OR_RETURN(uint32_t format, r.Read<uint32_t>("format"));
+  if (format != kSavedDiffFormat) return bad("another format");
+  SavedDiff out;
+  ASSIGN_OR_RETURN(out.piece, r.Read<uint64_t>("piece rows"));
+  for (Measure& k : out.m) {
+    ASSIGN_OR_RETURN(k.rows, r.Read<uint64_t>("rows"));
+    ASSIGN_OR_RETURN(k.end, r.Read<uint64_t>("end"));
+    ASSIGN_OR_RETURN(uint64_t n, r.Read<uint64_t>("pieces"));
+    if (n > r.remaining() / 8) return bad("more pieces than bytes");
+    k.starts.resize(n);
+    for (uint64_t& x : k.starts) {
+      ASSIGN_OR_RETURN(x, r.Read<uint64_t>("piece start"));
+    }
+    ASSIGN_OR_RETURN(uint64_t marks, r.Read<uint64_t>("marks"));
+    if (marks > r.remaining() / 8) return bad("more marks than bytes");
+    k.marks.resize(marks);
+    for (core::DiffPosition& p : k.marks) {
+      ASSIGN_OR_RETURN(uint64_t len, r.Read<uint64_t>("mark size"));
+      if (len > r.remaining() / 8) return bad("a mark longer than the bytes");
+      p.at.resize(len);
+      for (uint64_t& x : p.at) {
+        ASSIGN_OR_RETURN(x, r.Read<uint64_t>("mark"));
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(uint64_t counts, r.Read<uint64_t>("slices"));
+  if (counts > r.remaining() / 8) return bad("more slices than bytes");
+  out.counts.resize(counts);
+  for (std::string& c : out.counts) {
+    ASSIGN_OR_RETURN(uint64_t len, r.Read<uint64_t>("counts size"));
+    ASSIGN_OR_RETURN(c, r.ReadString(len, "counts"));
+  }
+  if (!r.empty()) return bad("bytes past the end");
+  return out;
+}
+
+// Whether saved measures are of this plan's files: `piece` rows a piece,
+// each file's pieces starting after its header and ascending to its end,
+// a mark per piece of this plan's boxes.
+bool Fits(const SavedDiff& s, uint64_t piece, const core::DiffPlan& plan,
+          const std::array<std::string, core::kDiffKinds>& headers) {
+  if (s.piece != piece || piece == 0) return false;
+  for (int k = 0; k < core::kDiffKinds; ++k) {
+    const Measure& m = s.m[k];
+    const uint64_t pieces = m.rows / piece + (m.rows % piece != 0 ? 1 : 0);
+    if (m.marks.size() != pieces || m.starts.size() != pieces + 1) return false;
+    if (m.starts.front() != headers[k].size() || m.starts.back() != m.end) return false;
+    if (!std::is_sorted(m.starts.begin(), m.starts.end())) return false;
+    for (const core::DiffPosition& p : m.marks) {
+      if (p.at.size() != 3 * plan.boxes()) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::pair<int64_t, int64_t>> ParseDiffName(std::string_view name) {
@@ -139,9 +237,16 @@ std::optional<std::pair<int64_t, int64_t>> ParseDiffName(std::string_view name) 
 }
 
 Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::string_view log,
-                              uint64_t piece_rows) {
+                              uint64_t piece_rows, DiffIndexed* indexed) {
+  std::optional<SavedDiff> saved;
+  if (indexed != nullptr && !indexed->saved.empty()) {
+    Result<SavedDiff> got = LoadDiff(indexed->saved);
+    if (got.ok()) saved = std::move(got).value();
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<const core::DiffPlan> plan,
-                   core::DiffPlan::Make(from.view, to.view, from.instant, to.instant));
+                   core::DiffPlan::Make(from.view, to.view, from.instant, to.instant,
+                                        saved ? std::span<const std::string>(saved->counts)
+                                              : std::span<const std::string>()));
   auto enums = std::make_shared<DiffEnums>();
   enums->from = from;
   enums->to = to;
@@ -150,39 +255,40 @@ Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::str
   const uint64_t piece = piece_rows != 0
                              ? piece_rows
                              : std::max(kMinPieceRows, plan->compared_cells() / kMaxPieces + 1);
-
-  // The pass: every row counted and rendered once to measure its piece.
-  struct Measure {
-    uint64_t rows = 0;
-    uint64_t end = 0;              // where the bytes so far end
-    std::vector<uint64_t> starts;  // where each piece starts in the file
-    std::vector<core::DiffPosition> marks;
-  };
-  std::array<Measure, core::kDiffKinds> m;
   DiffCsv csv(*plan, enums->from_enums, enums->to_enums);
   std::array<std::string, core::kDiffKinds> headers;
   for (int k = 0; k < core::kDiffKinds; ++k) {
     headers[k] = CsvHeaderLine(csv.Header(static_cast<DiffKind>(k)));
-    m[k].end = headers[k].size();
   }
-  const uint64_t boxes = std::max<size_t>(plan->boxes(), 1);
-  core::DiffStream s(plan, true, std::max<uint64_t>(kPassCells / (2 * boxes), kRenderChunkCells));
-  TRY(s.Seek());
-  std::array<uint64_t, core::kDiffKinds> max;  // runs end where pieces do
-  while (true) {
-    for (int k = 0; k < core::kDiffKinds; ++k) max[k] = piece - m[k].rows % piece;
-    ASSIGN_OR_RETURN(uint64_t rows, s.Next(max));
-    if (rows == 0) break;
-    Measure& k = m[static_cast<int>(s.kind())];
-    if (k.rows % piece == 0) {
-      k.marks.push_back(s.Position());
-      k.starts.push_back(k.end);
+  Measures m;
+  if (saved && Fits(*saved, piece, *plan, headers)) {
+    m = std::move(saved->m);
+    indexed->taken = true;
+  } else {
+    // The pass: every row counted and rendered once to measure its piece.
+    for (int k = 0; k < core::kDiffKinds; ++k) m[k].end = headers[k].size();
+    const uint64_t boxes = std::max<size_t>(plan->boxes(), 1);
+    core::DiffStream s(plan, true, std::max<uint64_t>(kPassCells / (2 * boxes), kRenderChunkCells));
+    TRY(s.Seek());
+    std::array<uint64_t, core::kDiffKinds> max;  // runs end where pieces do
+    while (true) {
+      for (int k = 0; k < core::kDiffKinds; ++k) max[k] = piece - m[k].rows % piece;
+      ASSIGN_OR_RETURN(uint64_t rows, s.Next(max));
+      if (rows == 0) break;
+      Measure& k = m[static_cast<int>(s.kind())];
+      if (k.rows % piece == 0) {
+        k.marks.push_back(s.Position());
+        k.starts.push_back(k.end);
+      }
+      ASSIGN_OR_RETURN(uint64_t bytes, csv.MeasureRun(s, rows));
+      k.end += bytes;
+      k.rows += rows;
     }
-    ASSIGN_OR_RETURN(uint64_t bytes, csv.MeasureRun(s, rows));
-    k.end += bytes;
-    k.rows += rows;
+    for (Measure& k : m) k.starts.push_back(k.end);
+    if (indexed != nullptr && indexed->to_save != nullptr) {
+      *indexed->to_save = SaveDiff(piece, m, plan->SaveCounts());
+    }
   }
-  for (Measure& k : m) k.starts.push_back(k.end);
 
   const core::ArraySchema& s1 = plan->from_schema();
   const core::ArraySchema& s2 = plan->to_schema();
@@ -201,6 +307,7 @@ Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::str
     layout.batch_cells = piece;
     layout.body_end = m[k].end;
     layout.starts = std::make_shared<PieceStarts>(std::move(m[k].starts));
+    if (indexed != nullptr && indexed->taken) layout.on_mismatch = indexed->on_mismatch;
     auto renderer = std::make_shared<DiffCsvRenderer>(plan, enums, static_cast<DiffKind>(k), piece,
                                                       std::move(m[k].marks));
     files.footprint_bytes += layout.footprint() + renderer->footprint();

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,12 +49,27 @@ struct DiffFiles {
   uint64_t footprint() const { return footprint_bytes; }
 };
 
+// What the persistent index keeps of a diff, and gives back: the pass's
+// rows and pieces of each CSV file (where each piece starts in the file and
+// in the stream) and the slices' counts (DiffPlan::SaveCounts), so that a
+// later mount serves the files with no pass. summary.json is made again
+// from them (its events come from log.txt as it is then).
+struct DiffIndexed {
+  std::string_view saved;  // in: `to_save` of an earlier pass of the same views, or empty
+  // in: called where a piece taken from `saved` renders to other bytes
+  std::function<void(const std::string&)> on_mismatch;
+  std::string* to_save = nullptr;  // out: what this pass found, if it ran
+  bool taken = false;              // out: whether `saved` served, with no pass
+};
+
 // The diff from `from` to `to` (either may be the later one). `log` is the
 // array's log.txt, whose lines with instants in (min, max] summary.json
 // lists as events. `piece_rows`: rows per piece of the CSV files (0: the
 // default; tests make it small so that small diffs make many pieces).
+// `indexed`: see DiffIndexed; saved bytes that do not read back, or not of
+// this diff's boxes and pieces, are not taken (the pass runs).
 Result<DiffFiles> ComputeDiff(const DiffSide& from, const DiffSide& to, std::string_view log,
-                              uint64_t piece_rows);
+                              uint64_t piece_rows, DiffIndexed* indexed = nullptr);
 
 // "T1..T2", each an instant as history/ names it; nullopt otherwise.
 std::optional<std::pair<int64_t, int64_t>> ParseDiffName(std::string_view name);

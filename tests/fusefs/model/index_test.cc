@@ -16,9 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "core/array/array.h"
 #include "core/index/index_store.h"
 #include "core/read/tile_source.h"
 #include "fusefs/model/array_tree.h"
+#include "fusefs/model/diff.h"
 #include "fusefs/model/streamed_file.h"
 #include "tests/core/write/temp_array.h"
 #include "tests/fusefs/model/read_file.h"
@@ -563,6 +565,100 @@ TEST(IndexTest, AnAppendTakesTheCountsOfTheBasesWindows) {
   std::cerr << "r tiles decoded: pass " << pass << ", after the append " << after_append
             << ", remounted " << remounted << "\n";
   fs::remove_all(index);
+}
+
+// Diffs (DiffIndexed): a remount's diff of the same views is served from
+// what the first pass found, with no pass and no tile decoded to size its
+// files, byte for byte as on a tree without the index; an entry cut short
+// is not taken (the pass runs again).
+TEST(IndexTest, ARemountsDiffMakesNoPass) {
+  int diffs = 0;
+  for (const char* name : {"sparse_2d", "sparse_dups", "deletes", "with_timestamps",
+                           "schema_evolution", "consolidated", "dense_2d_fragments", "types"}) {
+    SCOPED_TRACE(name);
+    TempDir dir;
+    std::vector<std::string> log;
+    std::vector<std::string> files;
+    std::map<std::string, std::string> want;
+    {
+      Opened first = OpenArray(kCorpus / name, StoreIn(dir.path(), &log));
+      ASSERT_NE(first.array, nullptr);
+      auto history = first.tree->List("history");
+      ASSERT_TRUE(history.ok());
+      if (history->size() < 2) continue;
+      const std::string diff = "diff/" + history->front().name + ".." + history->back().name + "/";
+      for (const char* f : {"summary.json", "added.csv", "removed.csv", "changed.csv"}) {
+        files.push_back(diff + f);
+      }
+      want = ReadAll(*first.tree, files);
+      EXPECT_EQ(first.array->diffs_indexed(), 0u);
+    }
+    Opened second = OpenArray(kCorpus / name, StoreIn(dir.path(), &log));
+    ASSERT_NE(second.array, nullptr);
+    const uint64_t before = core::TileDecodeStats().tiles;
+    for (const std::string& f : files) ASSERT_TRUE(second.tree->GetAttr(f).ok()) << f;
+    EXPECT_EQ(core::TileDecodeStats().tiles, before) << "tiles decoded to size the diff's files";
+    EXPECT_EQ(second.array->diffs_indexed(), 1u);
+    EXPECT_EQ(ReadAll(*second.tree, files), want);
+    Opened off = OpenArray(kCorpus / name, nullptr);
+    ASSERT_NE(off.array, nullptr);
+    EXPECT_EQ(ReadAll(*off.tree, files), want);
+    EXPECT_TRUE(log.empty()) << log.front();
+    ++diffs;
+  }
+  EXPECT_GE(diffs, 6);
+}
+
+// A diff entry cut anywhere, or of another piece size, is not taken: the
+// pass runs and gives the same files.
+TEST(IndexTest, DiffEntriesThatDoNotFitAreNotTaken) {
+  auto storage = core::LocalStorage::Open((kCorpus / "consolidated").string());
+  ASSERT_TRUE(storage.ok());
+  auto array = core::Array::Open(*storage, std::nullopt, core::DefaultLimits());
+  ASSERT_TRUE(array.ok()) << array.error().ToString();
+  auto instants = (*array)->Instants();
+  ASSERT_TRUE(instants.ok());
+  ASSERT_GE(instants->size(), 2u);
+  DiffSide from, to;
+  auto a = (*array)->ViewAt(instants->front());
+  auto b = (*array)->ViewAt(instants->back());
+  ASSERT_TRUE(a.ok() && b.ok());
+  from.view = *a;
+  to.view = *b;
+  from.instant = static_cast<int64_t>(instants->front());
+  to.instant = static_cast<int64_t>(instants->back());
+  auto bytes = [](const DiffFiles& f) {
+    std::string out = *f.summary_json;
+    for (const auto& c : f.csv) out += std::to_string(c.layout->size()) + ",";
+    return out;
+  };
+  std::string saved;
+  DiffIndexed first;
+  first.to_save = &saved;
+  auto want = ComputeDiff(from, to, "", 2, &first);
+  ASSERT_TRUE(want.ok()) << want.error().ToString();
+  ASSERT_FALSE(saved.empty());
+  DiffIndexed whole;
+  whole.saved = saved;
+  auto got = ComputeDiff(from, to, "", 2, &whole);
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(whole.taken);
+  EXPECT_EQ(bytes(*got), bytes(*want));
+  DiffIndexed other_pieces;
+  other_pieces.saved = saved;
+  ASSERT_TRUE(ComputeDiff(from, to, "", 3, &other_pieces).ok());
+  EXPECT_FALSE(other_pieces.taken);
+  for (size_t cut = 0; cut < saved.size(); cut += std::max<size_t>(1, saved.size() / 64)) {
+    DiffIndexed part;
+    std::string again;
+    part.saved = std::string_view(saved).substr(0, cut);
+    part.to_save = &again;
+    auto redone = ComputeDiff(from, to, "", 2, &part);
+    ASSERT_TRUE(redone.ok()) << "cut at " << cut;
+    EXPECT_FALSE(part.taken) << "cut at " << cut;
+    EXPECT_EQ(bytes(*redone), bytes(*want)) << "cut at " << cut;
+    EXPECT_EQ(again, saved) << "cut at " << cut;
+  }
 }
 
 }  // namespace
