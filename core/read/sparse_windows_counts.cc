@@ -139,8 +139,9 @@ Status SparseWindows::RestoreCounts(std::string_view saved) const {
   if (!std::equal(ends_.begin(), ends_.begin() + static_cast<ptrdiff_t>(common), s.ends.begin())) {
     return Bad("window counts other than those counted here");
   }
-  if (s.ends.size() <= ends_.size()) return Ok();  // counted here as far
-  TakeLocked(std::move(s), s.ends.size());
+  const size_t windows = s.ends.size();
+  if (windows <= ends_.size()) return Ok();  // counted here as far
+  TakeLocked(std::move(s), windows);
   return Ok();
 }
 
