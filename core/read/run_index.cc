@@ -229,7 +229,9 @@ std::optional<RunPlan> PlanRuns(const ViewInputs& in, const PackedPlan& plan) {
 Result<std::optional<CellIndex>> BuildRunCells(const ViewInputs& in, const PackedPlan& plan,
                                                const RunPlan& runs,
                                                std::span<const PackedTile> tiles, uint64_t lo,
-                                               uint64_t hi, CoordCarry* carry) {
+                                               uint64_t hi, CoordCarry* carry,
+                                               std::vector<std::pair<uint64_t, uint64_t>>* cuts,
+                                               size_t subs) {
   // On nullopt the carry is dropped: the build from keys wants every
   // dimension's tiles, and the tiles taken from it are gone.
   auto none = [carry] {
@@ -388,6 +390,20 @@ Result<std::optional<CellIndex>> BuildRunCells(const ViewInputs& in, const Packe
   }
   index.cell_count = cell;
   index.runs.shrink_to_fit();
+  // The segments are in rows: a cut where a row starts once a part's
+  // cells have gone by.
+  if (cuts != nullptr && subs > 1) {
+    cuts->clear();
+    uint64_t at = 0;
+    size_t next = 1;
+    for (size_t i = 0; i < segs.size() && next < subs; ++i) {
+      if (i > 0 && segs[i].row != segs[i - 1].row && at >= cell / subs * next) {
+        cuts->emplace_back(segs[i].row, at);
+        while (next < subs && at >= cell / subs * next) ++next;
+      }
+      at += segs[i].count;
+    }
+  }
   index.box.resize(2);
   if (!segs.empty()) {
     const uint64_t lows[2] = {segs.front().row, clo}, highs[2] = {segs.back().row, chi};

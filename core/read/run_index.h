@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/read/cell_index.h"
@@ -53,11 +54,13 @@ std::optional<RunPlan> PlanRuns(const ViewInputs& in, const PackedPlan& plan);
 // for a cell outside its tile's bounds [lo, hi] of the first dimension.
 // `carry` as BuildPackedCells's: its tiles are used, and it is left holding
 // those reaching past `hi` (with runs.rows_only, the first dimension's
-// alone); emptied on nullopt.
-Result<std::optional<CellIndex>> BuildRunCells(const ViewInputs& in, const PackedPlan& plan,
-                                               const RunPlan& runs,
-                                               std::span<const PackedTile> tiles, uint64_t lo,
-                                               uint64_t hi, CoordCarry* carry);
+// alone); emptied on nullopt. With `cuts`: where the cells cut into `subs`
+// parts of about equal cells, between rows (SparseWindows' sub-windows):
+// per cut after the first part, its first row and the cells before it.
+Result<std::optional<CellIndex>> BuildRunCells(
+    const ViewInputs& in, const PackedPlan& plan, const RunPlan& runs,
+    std::span<const PackedTile> tiles, uint64_t lo, uint64_t hi, CoordCarry* carry,
+    std::vector<std::pair<uint64_t, uint64_t>>* cuts = nullptr, size_t subs = 0);
 
 // A runs index's tiles (CellIndex::runs over sparse_tiles): per tile, the
 // view cell past its last one in the index (0 where it has none).

@@ -364,12 +364,14 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
   }
   const bool reused = spare.capacity() > 0;
   std::optional<CellIndex> built;
+  std::vector<std::pair<uint64_t, uint64_t>> run_cuts;  // a window of runs' sub-windows
   if (generic_) {
     ASSIGN_OR_RETURN(
         built, BuildKeyWindow(*in_, plan_.order, tiles, key_, lo, hi, plan_.lo[0], plan_.hi[0]));
   } else {
     if (runs_ && runs_misses_ < kRunsMisses) {
-      ASSIGN_OR_RETURN(built, BuildRunCells(*in_, plan_, *runs_, tiles, lo, hi, carry.get()));
+      ASSIGN_OR_RETURN(
+          built, BuildRunCells(*in_, plan_, *runs_, tiles, lo, hi, carry.get(), &run_cuts, kSubs));
       if (!built) ++runs_misses_;
     }
     if (built && reused) {  // runs need no key per cell: the memory stays spare
@@ -422,7 +424,8 @@ Result<SparseWindows::Part> SparseWindows::Build(size_t w, bool ahead) const {
   std::vector<SubCut> subs;
   if (w == ends_.size()) {
     const uint64_t first = w == 0 ? 0 : ends_[w - 1];
-    for (const auto& [row, before] : CutSubWindows(*index, lo, kSubs)) {
+    const bool runs = index->packed.empty() && !index->runs.empty();
+    for (const auto& [row, before] : runs ? run_cuts : CutSubWindows(*index, lo, kSubs)) {
       subs.push_back({row, first + before});
     }
   }
@@ -550,8 +553,14 @@ Result<SparseWindows::Part> SparseWindows::BuildSub(size_t w, size_t s) const {
   for (const PackedTile& t : rows_) {
     if (t.lo <= hi && t.hi >= lo) tiles.push_back(t);
   }
-  ASSIGN_OR_RETURN(std::optional<CellIndex> built,
-                   BuildPackedCells(*in_, plan_, tiles, lo, hi, nullptr));
+  // Runs where the view's windows are built from them (no sort), else keys.
+  std::optional<CellIndex> built;
+  if (runs_) {
+    ASSIGN_OR_RETURN(built, BuildRunCells(*in_, plan_, *runs_, tiles, lo, hi, nullptr));
+  }
+  if (!built) {
+    ASSIGN_OR_RETURN(built, BuildPackedCells(*in_, plan_, tiles, lo, hi, nullptr));
+  }
   if (!built || built->cell_count != end - first) {
     return Error::Corrupt(
         fmt::format("sparse window {} of {}: sub-window {} holds {} cells, the counts kept say {}",

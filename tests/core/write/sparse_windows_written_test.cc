@@ -475,17 +475,9 @@ TEST(SparseWindowsWrittenTest, ViewsNotReadLetTheirWindowsGoToTheOnesRead) {
   EXPECT_EQ((*c)->builds(), built_c);
 }
 
-// Counts kept across mounts (SaveCounts) hold where each window's
-// sub-windows start: a read jumping into a window (a `tail`) builds only
-// the sub-window of its cell, a reader going on builds the next ones,
-// then whole windows from the next window on. Every cell is the whole
-// index's. A sub-window whose kept count is wrong is kCorrupt, never
-// other cells.
-TEST(SparseWindowsWrittenTest, AJumpBuildsOnlyTheSubWindowOfItsCell) {
-  BandedArray banded("windows_subs", 80);
-  ASSERT_TRUE(banded.view);
-  ViewInputs in = InputsOf(*banded.view);
-  in.window_runs = false;  // windows of packed keys: runs hold no rows to cut at
+void CheckSubWindows(const ArrayView& view, bool runs) {
+  ViewInputs in = InputsOf(view);
+  in.window_runs = runs;
   auto whole = BuildSparseIndex(in);
   ASSERT_TRUE(whole.ok());
   auto counted = SparseWindows::Make(in, 1000, false);
@@ -516,6 +508,7 @@ TEST(SparseWindowsWrittenTest, AJumpBuildsOnlyTheSubWindowOfItsCell) {
   EXPECT_EQ(tail->sub_builds(), 1u);
   EXPECT_EQ(last->first + last->index->cell_count, cells);
   EXPECT_LE(last->index->cell_count, 2000u / SparseWindows::kSubs) << "about a sixteenth";
+  EXPECT_EQ(!last->index->runs.empty(), runs) << "built as the windows are";
   expect_whole_cells(*last);
 
   // From the middle of window 4 to the end of window 7, one cell at a time.
@@ -557,6 +550,22 @@ TEST(SparseWindowsWrittenTest, AJumpBuildsOnlyTheSubWindowOfItsCell) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(bad.error().message().find("sub-window"), std::string::npos) << bad.error().message();
+}
+
+// Counts kept across mounts (SaveCounts) hold where each window's
+// sub-windows start: a read jumping into a window (a `tail`) builds only
+// the sub-window of its cell, a reader going on builds the next ones,
+// then whole windows from the next window on. Every cell is the whole
+// index's. A sub-window whose kept count is wrong is kCorrupt, never
+// other cells.
+TEST(SparseWindowsWrittenTest, AJumpBuildsOnlyTheSubWindowOfItsCell) {
+  BandedArray banded("windows_subs", 80);
+  ASSERT_TRUE(banded.view);
+  // Windows of packed keys, then of runs (the bands' cells are runs).
+  for (bool runs : {false, true}) {
+    SCOPED_TRACE(runs ? "runs" : "keys");
+    CheckSubWindows(*banded.view, runs);
+  }
 }
 
 }  // namespace
